@@ -1,0 +1,162 @@
+// File: fs/file_system.h
+//
+// The filesystem seam. Every file operation of the engine goes through a
+// `FileSystem`: segment logs and indexes, metadata files, directory listing and
+// durability (directory fsync), volume capacity and the tree copy used to move
+// a partition between log dirs. Production uses `PosixFileSystem`
+// (fs/posix_file_system.h); tests wrap it in the fault-injecting filesystem of
+// //testing, which can fail any operation and simulate power loss.
+//
+// Errors are absl::Status values whose message names the operation, the path
+// and (for OS errors) the errno text; the status code follows
+// absl::ErrnoToStatusCode (ENOENT -> kNotFound, EEXIST -> kAlreadyExists,
+// ENOSPC -> kResourceExhausted, EIO -> kInternal, ...).
+//
+// Durability contract (what the fault-injecting filesystem simulates):
+//   * bytes written to a file are durable once a later DataSync()/Sync() of
+//     that file has returned OK;
+//   * creating, renaming or unlinking a directory entry (and CreateDirs) is
+//     durable once a later SyncDir() of the parent directory has returned OK.
+// A failed DataSync()/Sync() leaves the durability of the written bytes
+// unknown; callers must not retry it and assume success.
+//
+// Thread-safety: FileSystem implementations are safe for concurrent use.
+// ReadableFile::ReadAt may be called concurrently from many threads. A
+// WritableFile has a single writer (WriteAt/Append/Truncate are externally
+// synchronised), but DataSync()/Sync()/ReadAt may run concurrently with that
+// writer (the group committer syncs while appenders write).
+
+#ifndef KAAS_FS_FILE_SYSTEM_H_
+#define KAAS_FS_FILE_SYSTEM_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "absl/types/span.h"
+
+namespace kaas::fs {
+
+// A file open for positional reads.
+class ReadableFile {
+ public:
+  virtual ~ReadableFile() = default;
+
+  // Reads up to `n` bytes at `offset` into `dst`. Returns the number of bytes
+  // read, which is less than `n` only when end-of-file was reached.
+  virtual absl::StatusOr<size_t> ReadAt(uint64_t offset, size_t n,
+                                        char* dst) const = 0;
+
+  // Current size of the file in bytes.
+  virtual absl::StatusOr<uint64_t> Size() const = 0;
+
+  // The path the file was opened with.
+  virtual const std::string& path() const = 0;
+};
+
+// A file open for reading and writing.
+class WritableFile : public ReadableFile {
+ public:
+  // Writes all of `data` at `offset` (short writes are retried internally).
+  virtual absl::Status WriteAt(uint64_t offset, absl::string_view data) = 0;
+
+  // Writes the concatenation of `parts` at `offset` (one pwritev where the
+  // implementation can). The default calls WriteAt once per part.
+  virtual absl::Status WriteAtV(uint64_t offset,
+                                absl::Span<const absl::string_view> parts);
+
+  // Writes `data` at the current end of the file (as known to this handle:
+  // its size at open plus what it wrote since). Not atomic against other
+  // writers of the same file; the engine has one writer per file.
+  virtual absl::Status Append(absl::string_view data) = 0;
+
+  // Sets the file size to `size` (shrinks or zero-extends).
+  virtual absl::Status Truncate(uint64_t size) = 0;
+
+  // fdatasync(2): makes the written bytes (and the size) durable.
+  virtual absl::Status DataSync() = 0;
+
+  // fsync(2): DataSync plus all metadata.
+  virtual absl::Status Sync() = 0;
+
+  // Closes the handle, reporting close(2) errors. Any later call fails with
+  // kFailedPrecondition. The destructor closes an open handle silently.
+  virtual absl::Status Close() = 0;
+};
+
+// How OpenForWrite treats an existing or missing file.
+enum class OpenMode {
+  kMustExist,        // missing -> kNotFound
+  kCreateIfMissing,  // O_CREAT
+  kCreateExclusive,  // O_CREAT|O_EXCL: existing -> kAlreadyExists
+  kTruncate,         // O_CREAT|O_TRUNC
+};
+
+struct FileInfo {
+  uint64_t size = 0;
+  absl::Time mtime;
+  bool is_directory = false;
+};
+
+struct VolumeSpace {
+  uint64_t total_bytes = 0;
+  uint64_t free_bytes = 0;  // available to this (unprivileged) process
+};
+
+class FileSystem {
+ public:
+  virtual ~FileSystem() = default;
+
+  virtual absl::StatusOr<std::unique_ptr<ReadableFile>> OpenForRead(
+      const std::string& path) = 0;
+
+  virtual absl::StatusOr<std::unique_ptr<WritableFile>> OpenForWrite(
+      const std::string& path, OpenMode mode) = 0;
+
+  // fsync of a directory: makes its entries (creates, renames, unlinks)
+  // durable.
+  virtual absl::Status SyncDir(const std::string& dir) = 0;
+
+  // rename(2): atomically replaces `to` if it exists. Both paths must be on
+  // the same volume.
+  virtual absl::Status Rename(const std::string& from,
+                              const std::string& to) = 0;
+
+  // Removes a file (not a directory). Missing -> kNotFound.
+  virtual absl::Status Unlink(const std::string& path) = 0;
+
+  // Removes an empty directory. Missing -> kNotFound.
+  virtual absl::Status RemoveDir(const std::string& dir) = 0;
+
+  // Sets the size of the file at `path`.
+  virtual absl::Status Truncate(const std::string& path, uint64_t size) = 0;
+
+  // Names (not paths) of the entries of `dir`, sorted, without "." and "..".
+  virtual absl::StatusOr<std::vector<std::string>> ListDir(
+      const std::string& dir) = 0;
+
+  virtual absl::StatusOr<FileInfo> Stat(const std::string& path) = 0;
+
+  // mkdir -p. Existing directories are fine. Does not sync the parents; call
+  // SyncDir on each created level's parent when durability matters (see
+  // CreateDirsDurably in fs/fs_util.h).
+  virtual absl::Status CreateDirs(const std::string& dir) = 0;
+
+  // True if `path` exists (file or directory); errors other than "missing"
+  // are returned.
+  virtual absl::StatusOr<bool> Exists(const std::string& path);
+
+  // Total and free bytes of the volume holding `path` (statvfs).
+  virtual absl::StatusOr<VolumeSpace> GetVolumeSpace(
+      const std::string& path) = 0;
+};
+
+}  // namespace kaas::fs
+
+#endif  // KAAS_FS_FILE_SYSTEM_H_
