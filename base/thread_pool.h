@@ -1,0 +1,64 @@
+// File: base/thread_pool.h
+//
+// A fixed-size pool of threads running queued tasks in FIFO order. The
+// engine runs every blocking file operation it does not do on the caller's
+// thread (fsyncs, recovery, probes, retention) on one shared pool, so the
+// number of threads does not grow with the number of partitions.
+//
+// Thread-safety: Schedule() may be called from any thread, including from a
+// task running on the pool.
+
+#ifndef KAAS_BASE_THREAD_POOL_H_
+#define KAAS_BASE_THREAD_POOL_H_
+
+#include <cstddef>
+#include <deque>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/functional/any_invocable.h"
+#include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
+
+namespace kaas {
+
+class ThreadPool {
+ public:
+  // Starts `num_threads` (>= 1) threads named `<name>-<i>` (truncated to the
+  // 15 characters Linux allows).
+  ThreadPool(int num_threads, absl::string_view name);
+
+  // Runs every task scheduled before the call, then joins the threads.
+  // REQUIRES: not called from a pool thread.
+  ~ThreadPool();
+
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+
+  // Queues `task` to run on some pool thread. After destruction has begun,
+  // tasks are still accepted (tasks may schedule follow-ups) and run before
+  // the threads exit.
+  void Schedule(absl::AnyInvocable<void() &&> task);
+
+  int size() const { return static_cast<int>(threads_.size()); }
+
+  // Tasks queued and not yet started (for stats and tests).
+  size_t QueuedTasks() const;
+
+ private:
+  void WorkLoop();
+  bool HasWorkOrStopping() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  mutable absl::Mutex mu_;
+  std::deque<absl::AnyInvocable<void() &&>> queue_ ABSL_GUARDED_BY(mu_);
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+
+  // Constant after construction.
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace kaas
+
+#endif  // KAAS_BASE_THREAD_POOL_H_

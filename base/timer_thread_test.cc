@@ -1,0 +1,55 @@
+#include "base/timer_thread.h"
+
+#include <vector>
+
+#include "absl/synchronization/blocking_counter.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
+#include "absl/time/time.h"
+#include "gtest/gtest.h"
+
+namespace kaas {
+namespace {
+
+TEST(TimerThread, RunsTasksInDeadlineOrder) {
+  TimerThread timers("test");
+  absl::Mutex mu;
+  std::vector<int> order;
+  absl::BlockingCounter done(3);
+  auto record = [&](int id) {
+    return [&, id] {
+      absl::MutexLock lock(&mu);
+      order.push_back(id);
+      done.DecrementCount();
+    };
+  };
+  timers.ScheduleAfter(absl::Milliseconds(30), record(3));
+  timers.ScheduleAfter(absl::Milliseconds(10), record(2));
+  timers.ScheduleAfter(absl::ZeroDuration(), record(1));
+  done.Wait();
+  absl::MutexLock lock(&mu);
+  EXPECT_EQ(order, (std::vector<int>{1, 2, 3}));
+}
+
+TEST(TimerThread, PendingTasksAreDiscardedAtDestruction) {
+  bool ran = false;
+  {
+    TimerThread timers("discard");
+    timers.ScheduleAfter(absl::Hours(1), [&] { ran = true; });
+    EXPECT_EQ(timers.PendingTasks(), 1u);
+  }
+  EXPECT_FALSE(ran);
+}
+
+TEST(TimerThread, ASoonerTaskIsNotDelayedByALaterOne) {
+  TimerThread timers("sooner");
+  absl::Notification late_ran;
+  timers.ScheduleAfter(absl::Hours(1), [&] { late_ran.Notify(); });
+  absl::Notification soon;
+  timers.ScheduleAfter(absl::ZeroDuration(), [&] { soon.Notify(); });
+  soon.WaitForNotification();  // would hang if the loop slept for an hour
+  EXPECT_FALSE(late_ran.HasBeenNotified());
+}
+
+}  // namespace
+}  // namespace kaas
