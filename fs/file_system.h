@@ -10,7 +10,8 @@
 // Errors are absl::Status values whose message names the operation, the path
 // and (for OS errors) the errno text; the status code follows
 // absl::ErrnoToStatusCode (ENOENT -> kNotFound, EEXIST -> kAlreadyExists,
-// ENOSPC -> kResourceExhausted, EIO -> kInternal, ...).
+// ENOSPC -> kResourceExhausted, ENOTDIR/EISDIR/ENOTEMPTY ->
+// kFailedPrecondition, ...) except that EIO is kInternal (absl: kUnknown).
 //
 // Durability contract (what the fault-injecting filesystem simulates):
 //   * bytes written to a file are durable once a later DataSync()/Sync() of
@@ -87,6 +88,7 @@ class WritableFile : public ReadableFile {
 
   // Closes the handle, reporting close(2) errors. Any later call fails with
   // kFailedPrecondition. The destructor closes an open handle silently.
+  // REQUIRES: no other call on this handle is in flight.
   virtual absl::Status Close() = 0;
 };
 
@@ -98,10 +100,16 @@ enum class OpenMode {
   kTruncate,         // O_CREAT|O_TRUNC
 };
 
+// What Stat() reports. Stat follows symbolic links: size, mtime and
+// is_directory describe the link's target.
 struct FileInfo {
   uint64_t size = 0;
   absl::Time mtime;
   bool is_directory = false;
+  // True if the path itself is a symbolic link. Tree walks (CopyTree,
+  // RemoveTree in fs/fs_util.h) use it so that they never follow a link out
+  // of the tree.
+  bool is_symlink = false;
 };
 
 struct VolumeSpace {
@@ -141,6 +149,8 @@ class FileSystem {
   virtual absl::StatusOr<std::vector<std::string>> ListDir(
       const std::string& dir) = 0;
 
+  // Size, mtime and type of `path`, following symbolic links (a dangling
+  // link is kNotFound).
   virtual absl::StatusOr<FileInfo> Stat(const std::string& path) = 0;
 
   // mkdir -p. Existing directories are fine. Does not sync the parents; call

@@ -1,0 +1,492 @@
+// File: fs/posix_file_system.cc
+
+#include "fs/posix_file_system.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "absl/types/span.h"
+#include "base/status_macros.h"
+#include "fs/file_system.h"
+
+namespace kaas::fs {
+namespace {
+
+constexpr mode_t kNewFileMode = 0644;
+constexpr mode_t kNewDirMode = 0755;
+
+std::string Quote(absl::string_view path) {
+  return absl::StrCat("\"", path, "\"");
+}
+
+// The status for a failed system call: message "<what>: <strerror>", code
+// absl::ErrnoToStatusCode except EIO -> kInternal (absl says kUnknown; the
+// seam's contract in fs/file_system.h promises kInternal for I/O errors).
+absl::Status OsError(int error_number, absl::string_view what) {
+  absl::Status status = absl::ErrnoToStatus(error_number, what);
+  if (error_number == EIO) {
+    return absl::InternalError(status.message());
+  }
+  return status;
+}
+
+absl::Status ClosedError(absl::string_view operation, const std::string& path) {
+  return absl::FailedPreconditionError(
+      absl::StrCat(operation, " ", Quote(path), ": file is closed"));
+}
+
+// Rejects byte ranges that end beyond what off_t can address, so that the
+// casts to off_t below never overflow.
+absl::Status CheckRange(absl::string_view operation, const std::string& path,
+                        uint64_t offset, uint64_t length) {
+  constexpr uint64_t kMaxOffset = std::numeric_limits<off_t>::max();
+  if (offset > kMaxOffset || length > kMaxOffset - offset) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(operation, " ", Quote(path), " at offset ", offset,
+                     " length ", length, ": beyond the largest file offset"));
+  }
+  return absl::OkStatus();
+}
+
+// open(2) with O_CLOEXEC added, retrying EINTR. Returns -1 with errno set.
+int OpenCloexec(const std::string& path, int flags, mode_t mode = 0) {
+  int fd;
+  do {
+    fd = ::open(path.c_str(), flags | O_CLOEXEC, mode);
+  } while (fd < 0 && errno == EINTR);
+  return fd;
+}
+
+// close(2). On Linux the descriptor is released even when close fails with
+// EINTR, so EINTR is not retried (that could close a reused descriptor) and
+// not reported (no data is lost by it).
+absl::Status CloseFd(int fd, const std::string& path) {
+  if (::close(fd) != 0 && errno != EINTR) {
+    return OsError(errno, absl::StrCat("close ", Quote(path)));
+  }
+  return absl::OkStatus();
+}
+
+// Reads until `n` bytes or end-of-file.
+absl::StatusOr<size_t> PreadFully(int fd, const std::string& path,
+                                  uint64_t offset, size_t n, char* dst) {
+  KAAS_RETURN_IF_ERROR(CheckRange("read", path, offset, n));
+  size_t done = 0;
+  while (done < n) {
+    const ssize_t r =
+        ::pread(fd, dst + done, n - done, static_cast<off_t>(offset + done));
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      return OsError(errno, absl::StrCat("read ", Quote(path), " at offset ",
+                                         offset + done));
+    }
+    if (r == 0) break;  // End of file.
+    done += static_cast<size_t>(r);
+  }
+  return done;
+}
+
+absl::StatusOr<uint64_t> FstatSize(int fd, const std::string& path) {
+  struct stat st;
+  if (::fstat(fd, &st) != 0) {
+    return OsError(errno, absl::StrCat("stat ", Quote(path)));
+  }
+  return static_cast<uint64_t>(st.st_size);
+}
+
+// pwrite(2)/pwritev(2) never return 0 for a non-empty regular-file write;
+// if one did, retrying would loop forever.
+absl::Status NoProgressError(const std::string& path, uint64_t offset) {
+  return absl::InternalError(absl::StrCat("write ", Quote(path), " at offset ",
+                                          offset, ": wrote 0 bytes"));
+}
+
+class PosixReadableFile final : public ReadableFile {
+ public:
+  // Takes ownership of `fd`.
+  PosixReadableFile(std::string path, int fd)
+      : path_(std::move(path)), fd_(fd) {}
+  ~PosixReadableFile() override { (void)CloseFd(fd_, path_); }
+
+  absl::StatusOr<size_t> ReadAt(uint64_t offset, size_t n,
+                                char* dst) const override {
+    return PreadFully(fd_, path_, offset, n, dst);
+  }
+
+  absl::StatusOr<uint64_t> Size() const override {
+    return FstatSize(fd_, path_);
+  }
+
+  const std::string& path() const override { return path_; }
+
+ private:
+  const std::string path_;
+  const int fd_;
+};
+
+// The single writer (WriteAt/WriteAtV/Append/Truncate/Close) owns `end_` and
+// is the only mutator of `fd_`; ReadAt/Size/DataSync/Sync only read `fd_`,
+// which Close (not concurrent with anything, per the contract) changes.
+class PosixWritableFile final : public WritableFile {
+ public:
+  // Takes ownership of `fd`; `size` is the file size at open.
+  PosixWritableFile(std::string path, int fd, uint64_t size)
+      : path_(std::move(path)), fd_(fd), end_(size) {}
+  ~PosixWritableFile() override {
+    if (fd_ >= 0) (void)CloseFd(fd_, path_);
+  }
+
+  absl::StatusOr<size_t> ReadAt(uint64_t offset, size_t n,
+                                char* dst) const override {
+    if (fd_ < 0) return ClosedError("read", path_);
+    return PreadFully(fd_, path_, offset, n, dst);
+  }
+
+  absl::StatusOr<uint64_t> Size() const override {
+    if (fd_ < 0) return ClosedError("stat", path_);
+    return FstatSize(fd_, path_);
+  }
+
+  const std::string& path() const override { return path_; }
+
+  absl::Status WriteAt(uint64_t offset, absl::string_view data) override {
+    if (fd_ < 0) return ClosedError("write", path_);
+    KAAS_RETURN_IF_ERROR(CheckRange("write", path_, offset, data.size()));
+    size_t done = 0;
+    while (done < data.size()) {
+      const ssize_t w = ::pwrite(fd_, data.data() + done, data.size() - done,
+                                 static_cast<off_t>(offset + done));
+      if (w < 0) {
+        if (errno == EINTR) continue;
+        return OsError(errno, absl::StrCat("write ", Quote(path_),
+                                           " at offset ", offset + done));
+      }
+      if (w == 0) return NoProgressError(path_, offset + done);
+      done += static_cast<size_t>(w);
+      end_ = std::max(end_, offset + done);
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status WriteAtV(uint64_t offset,
+                        absl::Span<const absl::string_view> parts) override {
+    if (fd_ < 0) return ClosedError("write", path_);
+    std::vector<iovec> iov;
+    iov.reserve(parts.size());
+    uint64_t total = 0;
+    for (absl::string_view part : parts) {
+      if (part.empty()) continue;
+      iov.push_back({const_cast<char*>(part.data()), part.size()});
+      total += part.size();
+    }
+    KAAS_RETURN_IF_ERROR(CheckRange("write", path_, offset, total));
+    // iov[first..] is what remains to be written; iov[first] may have been
+    // advanced past its partially written prefix.
+    size_t first = 0;
+    uint64_t done = 0;
+    while (first < iov.size()) {
+      const int count =
+          static_cast<int>(std::min<size_t>(iov.size() - first, IOV_MAX));
+      const ssize_t w =
+          ::pwritev(fd_, &iov[first], count, static_cast<off_t>(offset + done));
+      if (w < 0) {
+        if (errno == EINTR) continue;
+        return OsError(errno, absl::StrCat("write ", Quote(path_),
+                                           " at offset ", offset + done));
+      }
+      if (w == 0) return NoProgressError(path_, offset + done);
+      done += static_cast<uint64_t>(w);
+      end_ = std::max(end_, offset + done);
+      size_t unconsumed = static_cast<size_t>(w);
+      while (unconsumed > 0) {
+        iovec& head = iov[first];
+        if (unconsumed >= head.iov_len) {
+          unconsumed -= head.iov_len;
+          ++first;
+        } else {
+          head.iov_base = static_cast<char*>(head.iov_base) + unconsumed;
+          head.iov_len -= unconsumed;
+          unconsumed = 0;
+        }
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status Append(absl::string_view data) override {
+    return WriteAt(end_, data);
+  }
+
+  absl::Status Truncate(uint64_t size) override {
+    if (fd_ < 0) return ClosedError("truncate", path_);
+    KAAS_RETURN_IF_ERROR(CheckRange("truncate", path_, size, 0));
+    int rc;
+    do {
+      rc = ::ftruncate(fd_, static_cast<off_t>(size));
+    } while (rc != 0 && errno == EINTR);
+    if (rc != 0) {
+      return OsError(errno, absl::StrCat("truncate ", Quote(path_), " to ",
+                                         size, " bytes"));
+    }
+    end_ = size;
+    return absl::OkStatus();
+  }
+
+  absl::Status DataSync() override {
+    if (fd_ < 0) return ClosedError("fdatasync", path_);
+    int rc;
+    do {
+      rc = ::fdatasync(fd_);
+    } while (rc != 0 && errno == EINTR);
+    if (rc != 0)
+      return OsError(errno, absl::StrCat("fdatasync ", Quote(path_)));
+    return absl::OkStatus();
+  }
+
+  absl::Status Sync() override {
+    if (fd_ < 0) return ClosedError("fsync", path_);
+    int rc;
+    do {
+      rc = ::fsync(fd_);
+    } while (rc != 0 && errno == EINTR);
+    if (rc != 0) return OsError(errno, absl::StrCat("fsync ", Quote(path_)));
+    return absl::OkStatus();
+  }
+
+  absl::Status Close() override {
+    if (fd_ < 0) return ClosedError("close", path_);
+    const int fd = fd_;
+    fd_ = -1;
+    return CloseFd(fd, path_);
+  }
+
+ private:
+  const std::string path_;
+  int fd_;  // -1 once closed.
+  // Where Append writes: the size at open, grown by every write of this
+  // handle that ended past it, and set by Truncate.
+  uint64_t end_;
+};
+
+int OpenFlags(OpenMode mode) {
+  switch (mode) {
+    case OpenMode::kMustExist:
+      return O_RDWR;
+    case OpenMode::kCreateIfMissing:
+      return O_RDWR | O_CREAT;
+    case OpenMode::kCreateExclusive:
+      return O_RDWR | O_CREAT | O_EXCL;
+    case OpenMode::kTruncate:
+      return O_RDWR | O_CREAT | O_TRUNC;
+  }
+  return O_RDWR;  // Unreachable: the switch covers every OpenMode.
+}
+
+}  // namespace
+
+FileSystem* PosixFileSystem::Default() {
+  static PosixFileSystem* const instance = new PosixFileSystem();
+  return instance;
+}
+
+absl::StatusOr<std::unique_ptr<ReadableFile>> PosixFileSystem::OpenForRead(
+    const std::string& path) {
+  const int fd = OpenCloexec(path, O_RDONLY);
+  if (fd < 0) return OsError(errno, absl::StrCat("open ", Quote(path)));
+  return std::make_unique<PosixReadableFile>(path, fd);
+}
+
+absl::StatusOr<std::unique_ptr<WritableFile>> PosixFileSystem::OpenForWrite(
+    const std::string& path, OpenMode mode) {
+  const int fd = OpenCloexec(path, OpenFlags(mode), kNewFileMode);
+  if (fd < 0) {
+    return OsError(errno, absl::StrCat("open ", Quote(path), " for write"));
+  }
+  absl::StatusOr<uint64_t> size = FstatSize(fd, path);
+  if (!size.ok()) {
+    (void)CloseFd(fd, path);
+    return size.status();
+  }
+  return std::make_unique<PosixWritableFile>(path, fd, *size);
+}
+
+absl::Status PosixFileSystem::SyncDir(const std::string& dir) {
+  const int fd = OpenCloexec(dir, O_RDONLY | O_DIRECTORY);
+  if (fd < 0) {
+    return OsError(errno,
+                   absl::StrCat("open directory ", Quote(dir), " for sync"));
+  }
+  int rc;
+  do {
+    rc = ::fsync(fd);
+  } while (rc != 0 && errno == EINTR);
+  if (rc != 0) {
+    const int fsync_errno = errno;
+    (void)CloseFd(fd, dir);
+    return OsError(fsync_errno, absl::StrCat("fsync directory ", Quote(dir)));
+  }
+  return CloseFd(fd, dir);
+}
+
+absl::Status PosixFileSystem::Rename(const std::string& from,
+                                     const std::string& to) {
+  if (::rename(from.c_str(), to.c_str()) != 0) {
+    return OsError(errno,
+                   absl::StrCat("rename ", Quote(from), " to ", Quote(to)));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status PosixFileSystem::Unlink(const std::string& path) {
+  if (::unlink(path.c_str()) != 0) {
+    return OsError(errno, absl::StrCat("unlink ", Quote(path)));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status PosixFileSystem::RemoveDir(const std::string& dir) {
+  if (::rmdir(dir.c_str()) != 0) {
+    return OsError(errno, absl::StrCat("remove directory ", Quote(dir)));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status PosixFileSystem::Truncate(const std::string& path, uint64_t size) {
+  KAAS_RETURN_IF_ERROR(CheckRange("truncate", path, size, 0));
+  int rc;
+  do {
+    rc = ::truncate(path.c_str(), static_cast<off_t>(size));
+  } while (rc != 0 && errno == EINTR);
+  if (rc != 0) {
+    return OsError(
+        errno, absl::StrCat("truncate ", Quote(path), " to ", size, " bytes"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<std::string>> PosixFileSystem::ListDir(
+    const std::string& dir) {
+  const std::string what = absl::StrCat("list directory ", Quote(dir));
+  // open + fdopendir rather than opendir, to set O_CLOEXEC explicitly.
+  const int fd = OpenCloexec(dir, O_RDONLY | O_DIRECTORY);
+  if (fd < 0) return OsError(errno, what);
+  DIR* stream = ::fdopendir(fd);
+  if (stream == nullptr) {
+    const int fdopendir_errno = errno;
+    (void)CloseFd(fd, dir);
+    return OsError(fdopendir_errno, what);
+  }
+  std::vector<std::string> names;
+  int readdir_errno = 0;
+  while (true) {
+    errno = 0;  // readdir returns nullptr both at the end and on error.
+    const dirent* entry = ::readdir(stream);
+    if (entry == nullptr) {
+      readdir_errno = errno;
+      break;
+    }
+    const absl::string_view name = entry->d_name;
+    if (name == "." || name == "..") continue;
+    names.emplace_back(name);
+  }
+  ::closedir(stream);  // Also closes `fd`; a read-only close loses nothing.
+  if (readdir_errno != 0) return OsError(readdir_errno, what);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+absl::StatusOr<FileInfo> PosixFileSystem::Stat(const std::string& path) {
+  FileInfo info;
+  struct stat st;
+  if (::lstat(path.c_str(), &st) != 0) {
+    return OsError(errno, absl::StrCat("stat ", Quote(path)));
+  }
+  if (S_ISLNK(st.st_mode)) {
+    info.is_symlink = true;
+    if (::stat(path.c_str(), &st) != 0) {
+      return OsError(errno, absl::StrCat("stat ", Quote(path),
+                                         " (target of a symbolic link)"));
+    }
+  }
+  info.size = static_cast<uint64_t>(st.st_size);
+  info.mtime = absl::TimeFromTimespec(st.st_mtim);
+  info.is_directory = S_ISDIR(st.st_mode);
+  return info;
+}
+
+absl::Status PosixFileSystem::CreateDirs(const std::string& dir) {
+  const std::string what = absl::StrCat("create directory ", Quote(dir));
+  if (dir.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(what, ": empty path"));
+  }
+  // Fast path: the directory already exists.
+  struct stat st;
+  if (::stat(dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+    return absl::OkStatus();
+  }
+
+  // Every level of `dir`, shortest first: "/a/b//c/" -> "/a", "/a/b",
+  // "/a/b//c".
+  absl::string_view trimmed = dir;
+  while (trimmed.size() > 1 && trimmed.back() == '/') trimmed.remove_suffix(1);
+  std::vector<std::string> levels;
+  for (size_t i = 1; i <= trimmed.size(); ++i) {
+    if (i == trimmed.size() || (trimmed[i] == '/' && trimmed[i - 1] != '/')) {
+      levels.emplace_back(trimmed.substr(0, i));
+    }
+  }
+
+  for (const std::string& level : levels) {
+    if (::mkdir(level.c_str(), kNewDirMode) == 0) continue;
+    const int mkdir_errno = errno;
+    if (mkdir_errno != EEXIST) {
+      return OsError(mkdir_errno, absl::StrCat(what, ": mkdir ", Quote(level)));
+    }
+    // Existing already, or created concurrently: fine if it is a directory.
+    if (::stat(level.c_str(), &st) != 0) {
+      return OsError(errno, absl::StrCat(what, ": stat ", Quote(level)));
+    }
+    if (!S_ISDIR(st.st_mode)) {
+      return OsError(ENOTDIR,
+                     absl::StrCat(what, ": ", Quote(level), " exists"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<VolumeSpace> PosixFileSystem::GetVolumeSpace(
+    const std::string& path) {
+  struct statvfs vfs;
+  int rc;
+  do {
+    rc = ::statvfs(path.c_str(), &vfs);
+  } while (rc != 0 && errno == EINTR);
+  if (rc != 0) return OsError(errno, absl::StrCat("statvfs ", Quote(path)));
+  VolumeSpace space;
+  space.total_bytes = static_cast<uint64_t>(vfs.f_blocks) * vfs.f_frsize;
+  space.free_bytes = static_cast<uint64_t>(vfs.f_bavail) * vfs.f_frsize;
+  return space;
+}
+
+}  // namespace kaas::fs

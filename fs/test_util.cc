@@ -1,0 +1,40 @@
+// File: fs/test_util.cc
+
+#include "fs/test_util.h"
+
+#include <stdlib.h>
+
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "base/status_macros.h"
+#include "fs/fs_util.h"
+#include "fs/posix_file_system.h"
+#include "glog/logging.h"
+#include "gtest/gtest.h"
+
+namespace kaas::fs {
+
+ScopedTempDir::ScopedTempDir() {
+  std::string name_template = JoinPath(::testing::TempDir(), "fs_test.XXXXXX");
+  PCHECK(::mkdtemp(name_template.data()) != nullptr)
+      << "mkdtemp " << name_template;
+  path_ = std::move(name_template);
+}
+
+ScopedTempDir::~ScopedTempDir() {
+  const absl::Status removed = RemoveTree(*PosixFileSystem::Default(), path_);
+  EXPECT_TRUE(removed.ok()) << removed;
+}
+
+absl::Status WriteStringToFile(FileSystem& fs, const std::string& path,
+                               absl::string_view contents) {
+  KAAS_ASSIGN_OR_RETURN(std::unique_ptr<WritableFile> file,
+                        fs.OpenForWrite(path, OpenMode::kTruncate));
+  KAAS_RETURN_IF_ERROR(file->WriteAt(0, contents));
+  return file->Close();
+}
+
+}  // namespace kaas::fs

@@ -1,0 +1,40 @@
+// File: fs/test_util.h
+//
+// Test-only helpers (//fs:test_util) for tests of code built on the
+// filesystem seam: a scratch directory per test and a plain (non-atomic) file
+// writer for setting up fixtures.
+
+#ifndef KAAS_FS_TEST_UTIL_H_
+#define KAAS_FS_TEST_UTIL_H_
+
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "fs/file_system.h"
+
+namespace kaas::fs {
+
+// A new, empty directory under ::testing::TempDir() with a unique name,
+// removed with everything below it when this object is destroyed (a failed
+// removal is a test failure).
+class ScopedTempDir {
+ public:
+  ScopedTempDir();
+  ~ScopedTempDir();
+  ScopedTempDir(const ScopedTempDir&) = delete;
+  ScopedTempDir& operator=(const ScopedTempDir&) = delete;
+
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// Creates or truncates `path` and writes `contents` into it. No sync.
+absl::Status WriteStringToFile(FileSystem& fs, const std::string& path,
+                               absl::string_view contents);
+
+}  // namespace kaas::fs
+
+#endif  // KAAS_FS_TEST_UTIL_H_

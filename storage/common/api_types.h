@@ -1,0 +1,132 @@
+// File: storage/common/api_types.h
+//
+// The value types of the storage engine's API (storage/engine/
+// storage_engine.h), shared by the disk and in-memory engines and by the
+// partition layer that implements most of them.
+//
+// Thread-safety: plain values. A StatusFuture may be waited on or given a
+// callback from any thread (base/status_future.h).
+
+#ifndef KAAS_STORAGE_COMMON_API_TYPES_H_
+#define KAAS_STORAGE_COMMON_API_TYPES_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/hash/hash.h"
+#include "absl/status/status.h"
+#include "absl/strings/cord.h"
+#include "base/status_future.h"
+
+namespace kaas {
+
+// A topic partition. Topic names follow Kafka's rules (storage/common/
+// topic_partition.h validates them).
+struct TopicPartition {
+  std::string topic;
+  int32_t partition = 0;
+
+  std::string ToString() const;
+
+  friend bool operator==(const TopicPartition& a, const TopicPartition& b) {
+    return a.partition == b.partition && a.topic == b.topic;
+  }
+  friend bool operator!=(const TopicPartition& a, const TopicPartition& b) {
+    return !(a == b);
+  }
+  friend bool operator<(const TopicPartition& a, const TopicPartition& b) {
+    return a.topic != b.topic ? a.topic < b.topic : a.partition < b.partition;
+  }
+  template <typename H>
+  friend H AbslHashValue(H h, const TopicPartition& tp) {
+    return H::combine(std::move(h), tp.topic, tp.partition);
+  }
+};
+
+// Kafka acks.
+enum class Acks : int {
+  kNone = 0,    // no acknowledgement wanted
+  kLeader = 1,  // written to the log (page cache)
+  kAll = -1,    // durable (fdatasync'ed) before completing
+};
+
+enum class Isolation {
+  kReadUncommitted,  // up to the high watermark
+  kReadCommitted,    // up to the last stable offset, with aborted ranges
+};
+
+struct AppendResult {
+  int64_t base_offset = 0;
+  int64_t last_offset = 0;
+  // An idempotent retry was recognised: nothing was written and the offsets
+  // are the original batch's.
+  bool duplicate = false;
+  int64_t log_start_offset = 0;
+  // For acks=all: completes OK once the batch is durable, or with the error
+  // that prevents it (kStalled; kNotLeader when leadership is given up). For
+  // acks 0/1: ready at once.
+  StatusFuture durable = StatusFuture::Ready(absl::OkStatus());
+};
+
+// An aborted transaction a read_committed consumer must skip. Only
+// (producer_id, first_offset) goes on the wire; last_offset is the ABORT
+// marker's offset.
+struct AbortedTransaction {
+  int64_t producer_id = 0;
+  int64_t first_offset = 0;
+  int64_t last_offset = 0;
+
+  friend bool operator==(const AbortedTransaction& a,
+                         const AbortedTransaction& b) {
+    return a.producer_id == b.producer_id && a.first_offset == b.first_offset &&
+           a.last_offset == b.last_offset;
+  }
+};
+
+struct ReadResult {
+  // Whole batches, byte-exact as stored (no copy of what was read).
+  absl::Cord records;
+  int64_t batches = 0;
+  // One past the last returned batch's last offset (the next fetch offset).
+  int64_t next_offset = 0;
+  int64_t high_watermark = 0;
+  int64_t log_start_offset = 0;
+  int64_t last_stable_offset = 0;
+  // read_committed only: the aborted transactions overlapping the returned
+  // range, in first-offset order.
+  std::vector<AbortedTransaction> aborted_transactions;
+};
+
+// Kafka ListOffsets answer; {-1, -1} when no record matches.
+struct OffsetAndTimestamp {
+  int64_t offset = -1;
+  int64_t timestamp = -1;
+};
+
+// Kafka OffsetForLeaderEpoch answer; {-1, -1} when unknown.
+struct EpochEndOffset {
+  int64_t leader_epoch = -1;
+  int64_t end_offset = -1;
+};
+
+// The result of advancing the log start offset.
+struct LogStartAdvance {
+  int64_t log_start_offset = 0;
+  int64_t segments_deleted = 0;
+  uint64_t bytes_deleted = 0;
+};
+
+// One segment, as the cleaner and stats see it.
+struct SegmentSummary {
+  int64_t base_offset = 0;
+  int64_t next_offset = 0;
+  uint64_t size_bytes = 0;
+  bool active = false;
+};
+
+}  // namespace kaas
+
+#endif  // KAAS_STORAGE_COMMON_API_TYPES_H_
