@@ -28,9 +28,9 @@ TEST(ThreadPool, RunsEveryTask) {
 
 TEST(ThreadPool, DestructorDrainsQueuedTasksIncludingFollowUps) {
   std::atomic<int> ran{0};
+  absl::Notification release;
   {
     ThreadPool pool(1, "drain");
-    absl::Notification release;
     pool.Schedule([&] { release.WaitForNotification(); });
     for (int i = 0; i < 10; ++i) {
       pool.Schedule([&] {
@@ -44,9 +44,11 @@ TEST(ThreadPool, DestructorDrainsQueuedTasksIncludingFollowUps) {
 }
 
 TEST(ThreadPool, TasksRunConcurrentlyUpToThePoolSize) {
-  ThreadPool pool(2, "conc");
+  // Declared before the pool: the tasks may still be returning from
+  // WaitForNotification when the test body ends.
   absl::BlockingCounter both_started(2);
   absl::Notification release;
+  ThreadPool pool(2, "conc");
   for (int i = 0; i < 2; ++i) {
     pool.Schedule([&] {
       both_started.DecrementCount();

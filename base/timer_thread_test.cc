@@ -12,10 +12,14 @@ namespace kaas {
 namespace {
 
 TEST(TimerThread, RunsTasksInDeadlineOrder) {
-  TimerThread timers("test");
   absl::Mutex mu;
   std::vector<int> order;
   absl::BlockingCounter done(3);
+  absl::Notification gate;
+  TimerThread timers("test");
+  // Hold the timer thread until every task is queued, so the order observed
+  // depends only on the deadlines, not on how fast the tasks were scheduled.
+  timers.ScheduleAfter(absl::ZeroDuration(), [&] { gate.WaitForNotification(); });
   auto record = [&](int id) {
     return [&, id] {
       absl::MutexLock lock(&mu);
@@ -26,6 +30,7 @@ TEST(TimerThread, RunsTasksInDeadlineOrder) {
   timers.ScheduleAfter(absl::Milliseconds(30), record(3));
   timers.ScheduleAfter(absl::Milliseconds(10), record(2));
   timers.ScheduleAfter(absl::ZeroDuration(), record(1));
+  gate.Notify();
   done.Wait();
   absl::MutexLock lock(&mu);
   EXPECT_EQ(order, (std::vector<int>{1, 2, 3}));

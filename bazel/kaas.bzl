@@ -1,8 +1,8 @@
 """Build conventions shared by every kaas-storage package.
 
 KAAS_COPTS: warnings for our own code (external repositories keep theirs).
-kaas_cc_test: a cc_test with our copts, gtest_main and `size = "small"`
-unless told otherwise.
+kaas_cc_test: a cc_test with our copts, gtest_main, the project's TSan
+suppressions and `size = "small"` unless told otherwise.
 """
 
 KAAS_COPTS = [
@@ -24,6 +24,10 @@ def kaas_cc_test(name, deps = [], copts = [], size = "small", **kwargs):
         name = name,
         size = size,
         copts = KAAS_COPTS + copts,
-        deps = deps + ["@com_google_googletest//:gtest_main"],
+        deps = deps + [
+            "@com_google_googletest//:gtest_main",
+            # TSan's known absl::Mutex false positive under gcc.
+            "//testing:tsan_suppressions",
+        ],
         **kwargs
     )
