@@ -30,6 +30,15 @@
 // carrying StorageErrorCode::kCorruptMessage (framing, magic, CRC) or
 // kInvalidRecord (field values).
 //
+// What protects each header field: the CRC covers bytes [21, end), i.e. the
+// attributes, everything after them and the records; a damaged crc field
+// shows up as a mismatch as well. Of the fields before it, batchLength
+// is checked by framing (the batch must be exactly 12 + batchLength bytes)
+// and magic by the magic check. baseOffset and partitionLeaderEpoch are NOT
+// protected at all: Kafka leaves them out of the CRC so that the broker can
+// stamp them without recomputing it, so a corrupted value there goes unseen
+// by Parse; readers must range-check offsets themselves.
+//
 // Thread-safety: a view is an immutable value; it does not own the bytes,
 // which must outlive it.
 
@@ -69,6 +78,13 @@ inline constexpr size_t kHeaderSize = 61;
 // The CRC covers [kCrcStart, end).
 inline constexpr size_t kCrcStart = 21;
 inline constexpr int8_t kMagicV2 = 2;
+
+// Bits of the attributes field.
+inline constexpr int16_t kCodecMask = 0x07;
+inline constexpr int16_t kTimestampTypeBit = 0x08;
+inline constexpr int16_t kTransactionalBit = 0x10;
+inline constexpr int16_t kControlBit = 0x20;
+inline constexpr int16_t kDeleteHorizonBit = 0x40;
 }  // namespace batch_layout
 
 enum class CompressionCodec : int {
@@ -78,6 +94,10 @@ enum class CompressionCodec : int {
   kLz4 = 3,
   kZstd = 4,
 };
+
+// "none", "gzip", "snappy", "lz4", "zstd"; "unknown" for other values (a
+// view from ParseHeader may carry codec bits 5-7).
+absl::string_view CompressionCodecName(CompressionCodec codec);
 
 enum class TimestampType : int {
   kCreateTime = 0,
@@ -95,12 +115,15 @@ enum class ControlType : int {
 int16_t ReadBigEndian16(const char* p);
 int32_t ReadBigEndian32(const char* p);
 int64_t ReadBigEndian64(const char* p);
+void WriteBigEndian16(char* p, int16_t v);
 void WriteBigEndian32(char* p, int32_t v);
 void WriteBigEndian64(char* p, int64_t v);
 
 // Total size (12 + batchLength) announced by the first 12 bytes of `prefix`,
-// or an error if `prefix` is shorter than 12 bytes or batchLength is below
-// the v2 minimum (49). Does not look past the 12 bytes.
+// or a kCorruptMessage error if `prefix` is shorter than 12 bytes ("batch
+// prefix too short: ...") or batchLength is below the v2 minimum of 49
+// ("invalid batchLength 10: ..."). Does not look past the 12 bytes; the
+// recovery scan uses it to frame the next batch before reading it.
 absl::StatusOr<size_t> PeekBatchSize(absl::string_view prefix);
 
 // Rewrites bytes [0, 8) of the batch at `batch` with `base_offset`. The CRC
@@ -109,19 +132,38 @@ void SetBaseOffset(char* batch, int64_t base_offset);
 
 class RecordBatchView {
  public:
-  // Validates `bytes` as exactly one complete v2 RecordBatch: at least 61
-  // bytes; 12 + batchLength equals bytes.size() (fewer: truncated batch; more:
-  // trailing bytes, e.g. a second batch); magic 2; CRC32C over [21, end)
-  // matches; a known compression codec; lastOffsetDelta >= 0; recordCount > 0
-  // and equal to lastOffsetDelta + 1; a transactional batch has a producer
-  // id; a control batch holds exactly one record. What a producer sends to
-  // Append must pass this.
+  // Validates `bytes` as exactly one complete v2 RecordBatch. What a
+  // producer sends to Append must pass this. Checks, in order, each with its
+  // own message:
+  //   kCorruptMessage
+  //     at least 61 bytes          "batch too short: 40 bytes, a v2
+  //                                 RecordBatch header has 61"
+  //     batchLength >= 49          "invalid batchLength 10: ..."
+  //     12 + batchLength == size   "truncated batch: batchLength 200
+  //                                 announces 212 bytes, got 100" /
+  //                                "trailing bytes: ... (more than one
+  //                                 batch?)"
+  //     magic 2                    "unsupported magic 1 (only v2
+  //                                 RecordBatches are accepted)"
+  //     CRC32C of [21, end)        "crc mismatch: stored 0x..., computed
+  //                                 0x..."
+  //   kInvalidRecord
+  //     codec 0-4                  "unknown compression codec 6"
+  //     lastOffsetDelta >= 0       "invalid lastOffsetDelta -1"
+  //     recordCount > 0            "invalid recordCount 0"
+  //     recordCount ==             "recordCount 3 does not match
+  //       lastOffsetDelta + 1       lastOffsetDelta 4"
+  //     transactional => pid >= 0  "transactional batch without a producer
+  //                                 id (producerId -1)"
+  //     control => 1 record        "control batch with 2 records"
+  // Records are not decoded (see records.h); producer epoch/sequence rules
+  // belong to the idempotence layer.
   static absl::StatusOr<RecordBatchView> Parse(absl::string_view bytes);
 
   // Header-only view for batches already accepted (reads, recovery scans):
-  // checks that `bytes` holds at least the 61-byte header and exactly
-  // 12 + batchLength bytes, and that magic is 2. Does not verify the CRC
-  // (see CrcMatches) or field values.
+  // the framing and magic checks of Parse, with the same errors. Does not
+  // verify the CRC (see CrcMatches) or field values, so accessors may return
+  // any value.
   static absl::StatusOr<RecordBatchView> ParseHeader(absl::string_view bytes);
 
   // Field accessors.
@@ -139,9 +181,14 @@ class RecordBatchView {
   int32_t base_sequence() const;
   int32_t record_count() const;
 
-  // Derived values.
-  int64_t last_offset() const { return base_offset() + last_offset_delta(); }
-  int64_t next_offset() const { return last_offset() + 1; }
+  // Derived values. The offset sums wrap modulo 2^64 instead of overflowing:
+  // baseOffset is not CRC-covered and a ParseHeader view may carry any
+  // lastOffsetDelta, so hostile bytes yield garbage offsets (which callers
+  // range-check against what they expect), never undefined behaviour.
+  int64_t last_offset() const {
+    return WrappingAdd(base_offset(), last_offset_delta());
+  }
+  int64_t next_offset() const { return WrappingAdd(last_offset(), 1); }
   CompressionCodec compression() const;
   TimestampType timestamp_type() const;
   bool is_transactional() const;
@@ -149,18 +196,25 @@ class RecordBatchView {
   bool has_delete_horizon() const;
   // Producer ids >= 0 mark idempotent/transactional producers.
   bool has_producer_id() const { return producer_id() >= 0; }
-  // Sequence of the last record with Kafka's wrap-around: after INT32_MAX
-  // comes 0. -1 if the batch carries no sequence.
+  // Sequence of the last record, baseSequence + lastOffsetDelta with Kafka's
+  // wrap-around (DefaultRecordBatch.incrementSequence): after INT32_MAX comes
+  // 0, so base INT32_MAX - 1 with 4 records ends at 1. -1 if the batch
+  // carries no sequence (baseSequence < 0).
   int32_t last_sequence() const;
 
   // For a control batch: the control record's type, decoded from the first
   // record's key (version int16, type int16) with full varint bounds
-  // checking. Errors for non-control batches, compressed batches and
-  // malformed or unknown keys.
+  // checking rather than the fixed offsets of the canonical marker layout.
+  // Errors: FailedPrecondition for a non-control batch; kInvalidRecord for a
+  // compressed control batch, a malformed first record (the messages of
+  // record.h, prefixed "control record: "), a null or short key, a negative
+  // key version, or a type other than ABORT/COMMIT (Kafka's KRaft-only types
+  // 2+ included). Key versions above 0 are read like 0, as Kafka's
+  // ControlRecordType.parse does.
   absl::StatusOr<ControlType> control_type() const;
 
   // CRC32C of bytes [21, end) as computed now, and whether it matches the
-  // stored crc field.
+  // stored crc field. Cost: one pass over the batch (crc32c.h).
   uint32_t ComputeCrc() const;
   bool CrcMatches() const { return ComputeCrc() == crc(); }
 
@@ -169,6 +223,11 @@ class RecordBatchView {
 
  private:
   explicit RecordBatchView(absl::string_view bytes) : bytes_(bytes) {}
+
+  static int64_t WrappingAdd(int64_t a, int64_t b) {
+    return static_cast<int64_t>(static_cast<uint64_t>(a) +
+                                static_cast<uint64_t>(b));
+  }
 
   absl::string_view bytes_;
 };

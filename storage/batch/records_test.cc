@@ -1,0 +1,128 @@
+#include "storage/batch/records.h"
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "storage/batch/record_batch.h"
+#include "storage/common/storage_error.h"
+#include "testing/batch_builder.h"
+#include "testing/status_matchers.h"
+
+namespace kaas {
+namespace {
+
+namespace layout = batch_layout;
+using ::kaas::testing::BatchBuilder;
+using ::kaas::testing::EncodeRecord;
+using ::kaas::testing::FixCrc;
+using ::kaas::testing::HasStorageErrorWithMessage;
+using ::kaas::testing::OverwriteBigEndian32;
+using ::kaas::testing::StatusIs;
+using ::kaas::testing::TestRecord;
+using ::testing::Optional;
+
+TEST(RecordReader, IteratesRecordsInOrder) {
+  const std::string batch = BatchBuilder()
+                                .BaseTimestamp(1000)
+                                .AddRecord("a", "1", 0)
+                                .AddRecord(absl::nullopt, "2", 5)
+                                .AddRecord("c", absl::nullopt, 9)
+                                .Build();
+  ASSERT_OK_AND_ASSIGN(RecordBatchView view, RecordBatchView::Parse(batch));
+  ASSERT_OK_AND_ASSIGN(RecordReader reader, RecordReader::Create(view));
+  Record record;
+  ASSERT_TRUE(reader.Next(&record));
+  EXPECT_EQ(record.offset_delta, 0);
+  EXPECT_THAT(record.key, Optional(absl::string_view("a")));
+  ASSERT_TRUE(reader.Next(&record));
+  EXPECT_EQ(record.offset_delta, 1);
+  EXPECT_EQ(record.timestamp_delta, 5);
+  EXPECT_EQ(record.key, absl::nullopt);
+  ASSERT_TRUE(reader.Next(&record));
+  EXPECT_EQ(record.offset_delta, 2);
+  EXPECT_EQ(record.value, absl::nullopt);
+  EXPECT_FALSE(reader.Next(&record));
+  EXPECT_OK(reader.status());
+  EXPECT_FALSE(reader.Next(&record));
+  EXPECT_OK(reader.status());
+}
+
+TEST(RecordReader, RefusesCompressedBatches) {
+  const std::string batch = BatchBuilder()
+                                .Compression(CompressionCodec::kGzip)
+                                .AddRecord("k", "v")
+                                .Build();
+  ASSERT_OK_AND_ASSIGN(RecordBatchView view, RecordBatchView::Parse(batch));
+  EXPECT_THAT(RecordReader::Create(view),
+              StatusIs(absl::StatusCode::kUnimplemented,
+                       "records of a gzip-compressed batch are not decoded"));
+}
+
+TEST(RecordReader, RefusesANegativeRecordCount) {
+  std::string batch = BatchBuilder().AddRecord("k", "v").Build();
+  OverwriteBigEndian32(&batch, layout::kRecordCount, -3);
+  ASSERT_OK_AND_ASSIGN(RecordBatchView view,
+                       RecordBatchView::ParseHeader(batch));
+  EXPECT_THAT(RecordReader::Create(view),
+              HasStorageErrorWithMessage(StorageErrorCode::kInvalidRecord,
+                                         "invalid recordCount -3"));
+}
+
+TEST(RecordReader, ReportsMissingRecords) {
+  std::string batch =
+      BatchBuilder().AddRecord("a", "1").AddRecord("b", "2").Build();
+  OverwriteBigEndian32(&batch, layout::kLastOffsetDelta, 2);
+  OverwriteBigEndian32(&batch, layout::kRecordCount, 3);
+  FixCrc(&batch);
+  ASSERT_OK_AND_ASSIGN(RecordBatchView view, RecordBatchView::Parse(batch));
+  EXPECT_THAT(DecodeRecords(view),
+              HasStorageErrorWithMessage(StorageErrorCode::kInvalidRecord,
+                                         "batch ends after 2 of 3 records"));
+}
+
+TEST(RecordReader, ReportsBytesAfterTheLastRecord) {
+  std::string batch =
+      BatchBuilder().AddRecord("a", "1").AddRecord("b", "2").Build();
+  OverwriteBigEndian32(&batch, layout::kLastOffsetDelta, 0);
+  OverwriteBigEndian32(&batch, layout::kRecordCount, 1);
+  FixCrc(&batch);
+  ASSERT_OK_AND_ASSIGN(RecordBatchView view, RecordBatchView::Parse(batch));
+  const size_t second = 61 + EncodeRecord(TestRecord{"a", "1"}, 0).size();
+  EXPECT_THAT(DecodeRecords(view),
+              HasStorageErrorWithMessage(
+                  StorageErrorCode::kInvalidRecord,
+                  absl::StrCat(batch.size() - second,
+                               " bytes after the last of the 1 records, at "
+                               "byte ",
+                               second)));
+}
+
+TEST(RecordReader, NamesTheMalformedRecordAndItsPosition) {
+  std::string batch =
+      BatchBuilder().AddRecord("a", "1").AddRecord("b", "2").Build();
+  // The second record's keyLength: after its length, attributes,
+  // timestampDelta and offsetDelta bytes.
+  const size_t second = 61 + EncodeRecord(TestRecord{"a", "1"}, 0).size();
+  batch[second + 4] = 0x7e;  // zigzag(63)
+  FixCrc(&batch);
+  ASSERT_OK_AND_ASSIGN(RecordBatchView view, RecordBatchView::Parse(batch));
+  ASSERT_OK_AND_ASSIGN(RecordReader reader, RecordReader::Create(view));
+  Record record;
+  EXPECT_TRUE(reader.Next(&record));
+  EXPECT_FALSE(reader.Next(&record));
+  EXPECT_THAT(reader.status(),
+              HasStorageErrorWithMessage(
+                  StorageErrorCode::kInvalidRecord,
+                  absl::StrCat("record 1 at byte ", second,
+                               ": keyLength 63 exceeds the 4 bytes left in "
+                               "the record")));
+  // The error is sticky.
+  EXPECT_FALSE(reader.Next(&record));
+  EXPECT_FALSE(reader.status().ok());
+}
+
+}  // namespace
+}  // namespace kaas
