@@ -1,0 +1,595 @@
+// File: testing/fault_injecting_file_system.cc
+
+#include "testing/fault_injecting_file_system.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/functional/function_ref.h"
+#include "absl/random/distributions.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "absl/types/optional.h"
+#include "absl/types/span.h"
+#include "base/status_macros.h"
+#include "fs/file_system.h"
+#include "glog/logging.h"
+#include "re2/re2.h"
+#include "testing/fault_injecting_file_system_model.h"
+
+namespace kaas::testing {
+namespace {
+
+using fault_fs_internal::DurabilityModel;
+using fault_fs_internal::Node;
+
+std::string Quote(absl::string_view path) {
+  return absl::StrCat("\"", path, "\"");
+}
+
+// The status PosixFileSystem returns when `what` fails with `error`
+// (fs/posix_file_system.cc: absl::ErrnoToStatus, but EIO is kInternal),
+// marked as injected.
+absl::Status InjectedError(int error, absl::string_view what) {
+  const absl::Status status = absl::ErrnoToStatus(error, what);
+  const absl::StatusCode code =
+      error == EIO ? absl::StatusCode::kInternal : status.code();
+  return absl::Status(code, absl::StrCat(status.message(), " (injected)"));
+}
+
+absl::Status DeadHandleError(absl::string_view operation,
+                             absl::string_view path) {
+  return absl::FailedPreconditionError(
+      absl::StrCat(operation, " ", Quote(path),
+                   ": file handle from before the simulated crash"));
+}
+
+}  // namespace
+
+absl::string_view FsOpName(FsOp op) {
+  switch (op) {
+    case FsOp::kAny:
+      return "any";
+    case FsOp::kOpenForRead:
+      return "open-for-read";
+    case FsOp::kOpenForWrite:
+      return "open-for-write";
+    case FsOp::kRead:
+      return "read";
+    case FsOp::kWrite:
+      return "write";
+    case FsOp::kAppend:
+      return "append";
+    case FsOp::kTruncate:
+      return "truncate";
+    case FsOp::kDataSync:
+      return "datasync";
+    case FsOp::kSync:
+      return "sync";
+    case FsOp::kSyncDir:
+      return "syncdir";
+    case FsOp::kRename:
+      return "rename";
+    case FsOp::kUnlink:
+      return "unlink";
+    case FsOp::kRemoveDir:
+      return "removedir";
+    case FsOp::kListDir:
+      return "listdir";
+    case FsOp::kStat:
+      return "stat";
+    case FsOp::kCreateDirs:
+      return "createdirs";
+    case FsOp::kVolumeSpace:
+      return "volume-space";
+    case FsOp::kClose:
+      return "close";
+  }
+  return "unknown";
+}
+
+PathPattern PathPattern::Any() { return PathPattern(); }
+
+PathPattern PathPattern::Substring(absl::string_view text) {
+  PathPattern pattern;
+  pattern.substring_ = std::string(text);
+  return pattern;
+}
+
+PathPattern PathPattern::Regex(absl::string_view regex) {
+  PathPattern pattern;
+  pattern.regex_ = std::make_shared<const re2::RE2>(std::string(regex));
+  CHECK(pattern.regex_->ok())
+      << "PathPattern::Regex(\"" << regex << "\"): " << pattern.regex_->error();
+  return pattern;
+}
+
+bool PathPattern::Matches(absl::string_view path) const {
+  if (regex_ == nullptr) return absl::StrContains(path, substring_);
+  return re2::RE2::PartialMatch(re2::StringPiece(path.data(), path.size()),
+                                *regex_);
+}
+
+// --- File handles -----------------------------------------------------------
+
+// A handle from OpenForRead: reads go straight to the base file.
+class FaultInjectingFileSystem::ReadOnlyFile final : public fs::ReadableFile {
+ public:
+  ReadOnlyFile(FaultInjectingFileSystem* fs, uint64_t epoch,
+               std::unique_ptr<fs::ReadableFile> base)
+      : fs_(fs), epoch_(epoch), base_(std::move(base)) {}
+
+  absl::StatusOr<size_t> ReadAt(uint64_t offset, size_t n,
+                                char* dst) const override {
+    return fs_->HandleReadAt(epoch_, *base_, offset, n, dst);
+  }
+
+  absl::StatusOr<uint64_t> Size() const override {
+    return fs_->HandleSize(epoch_, *base_);
+  }
+
+  const std::string& path() const override { return base_->path(); }
+
+ private:
+  FaultInjectingFileSystem* const fs_;
+  const uint64_t epoch_;
+  const std::unique_ptr<fs::ReadableFile> base_;
+};
+
+// A handle from OpenForWrite: every change is applied to the base file and
+// recorded in the durability model, under the filesystem's mutex.
+class FaultInjectingFileSystem::File final : public fs::WritableFile {
+ public:
+  File(FaultInjectingFileSystem* fs, uint64_t epoch, Node* node,
+       std::unique_ptr<fs::WritableFile> base, uint64_t size)
+      : fs_(fs),
+        epoch_(epoch),
+        node_(node),
+        base_(std::move(base)),
+        end_(size) {}
+
+  absl::StatusOr<size_t> ReadAt(uint64_t offset, size_t n,
+                                char* dst) const override {
+    return fs_->HandleReadAt(epoch_, *base_, offset, n, dst);
+  }
+
+  absl::StatusOr<uint64_t> Size() const override {
+    return fs_->HandleSize(epoch_, *base_);
+  }
+
+  const std::string& path() const override { return base_->path(); }
+
+  absl::Status WriteAt(uint64_t offset, absl::string_view data) override {
+    return Write(FsOp::kWrite, offset, {data});
+  }
+
+  absl::Status WriteAtV(uint64_t offset,
+                        absl::Span<const absl::string_view> parts) override {
+    return Write(FsOp::kWrite, offset, parts);
+  }
+
+  // Same rule as PosixWritableFile: the end is the size at open, grown by
+  // every write of this handle and set by Truncate.
+  absl::Status Append(absl::string_view data) override {
+    return Write(FsOp::kAppend, end_, {data});
+  }
+
+  absl::Status Truncate(uint64_t size) override {
+    absl::MutexLock lock(&fs_->mu_);
+    if (fs_->epoch_ != epoch_) return DeadHandleError("truncate", path());
+    if (auto fault = fs_->NextFault(FsOp::kTruncate, path())) {
+      return InjectedError(
+          fault->error,
+          absl::StrCat("truncate ", Quote(path()), " to ", size, " bytes"));
+    }
+    KAAS_RETURN_IF_ERROR(base_->Truncate(size));
+    fs_->model_->RecordTruncate(node_, size);
+    end_ = size;
+    return absl::OkStatus();
+  }
+
+  absl::Status DataSync() override {
+    return SyncData(FsOp::kDataSync, "fdatasync",
+                    [this] { return base_->DataSync(); });
+  }
+
+  absl::Status Sync() override {
+    return SyncData(FsOp::kSync, "fsync", [this] { return base_->Sync(); });
+  }
+
+  absl::Status Close() override {
+    absl::MutexLock lock(&fs_->mu_);
+    if (fs_->epoch_ != epoch_) {
+      (void)base_->Close();  // Still release the descriptor.
+      return DeadHandleError("close", path());
+    }
+    if (auto fault = fs_->NextFault(FsOp::kClose, path())) {
+      // close(2) releases the descriptor even when it fails.
+      (void)base_->Close();
+      return InjectedError(fault->error, absl::StrCat("close ", Quote(path())));
+    }
+    return base_->Close();
+  }
+
+ private:
+  absl::Status Write(FsOp op, uint64_t offset,
+                     absl::Span<const absl::string_view> parts) {
+    absl::MutexLock lock(&fs_->mu_);
+    if (fs_->epoch_ != epoch_) return DeadHandleError("write", path());
+    if (auto fault = fs_->NextFault(op, path())) {
+      const std::string data = absl::StrJoin(parts, "");
+      const absl::string_view torn = absl::string_view(data).substr(
+          0, std::min(fault->torn_write_bytes, data.size()));
+      if (!torn.empty() && base_->WriteAt(offset, torn).ok()) {
+        Record(offset, {torn});
+      }
+      return InjectedError(fault->error, absl::StrCat("write ", Quote(path()),
+                                                      " at offset ", offset));
+    }
+    // (A real error may leave a prefix written that the model does not
+    // know about; tests inject errors rather than provoke them.)
+    KAAS_RETURN_IF_ERROR(parts.size() == 1 ? base_->WriteAt(offset, parts[0])
+                                           : base_->WriteAtV(offset, parts));
+    Record(offset, parts);
+    return absl::OkStatus();
+  }
+
+  void Record(uint64_t offset, absl::Span<const absl::string_view> parts)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(fs_->mu_) {
+    for (absl::string_view part : parts) {
+      if (part.empty()) continue;
+      fs_->model_->RecordWrite(node_, offset, part);
+      offset += part.size();
+      end_ = std::max(end_, offset);
+    }
+  }
+
+  absl::Status SyncData(FsOp op, absl::string_view syscall,
+                        absl::FunctionRef<absl::Status()> base_sync) {
+    absl::MutexLock lock(&fs_->mu_);
+    if (fs_->epoch_ != epoch_) return DeadHandleError(syscall, path());
+    const std::string what = absl::StrCat(syscall, " ", Quote(path()));
+    if (auto fault = fs_->NextFault(op, path())) {
+      return InjectedError(fault->error, what);
+    }
+    // What the sync makes durable: the bytes written before it started.
+    const DurabilityModel::FileSnapshot snapshot =
+        fs_->model_->SnapshotFile(node_);
+    return fs_->FinishSync(epoch_, path(), what, base_sync,
+                           [&] { fs_->model_->Commit(snapshot); });
+  }
+
+  FaultInjectingFileSystem* const fs_;
+  const uint64_t epoch_;
+  Node* const node_;  // Valid while epoch_ is current.
+  const std::unique_ptr<fs::WritableFile> base_;
+  uint64_t end_;  // Where Append writes. Guarded by the single writer.
+};
+
+// --- FaultInjectingFileSystem -----------------------------------------------
+
+absl::StatusOr<size_t> FaultInjectingFileSystem::HandleReadAt(
+    uint64_t epoch, const fs::ReadableFile& base, uint64_t offset, size_t n,
+    char* dst) {
+  absl::MutexLock lock(&mu_);
+  if (epoch_ != epoch) return DeadHandleError("read", base.path());
+  if (auto fault = NextFault(FsOp::kRead, base.path())) {
+    return InjectedError(fault->error, absl::StrCat("read ", Quote(base.path()),
+                                                    " at offset ", offset));
+  }
+  return base.ReadAt(offset, n, dst);
+}
+
+absl::StatusOr<uint64_t> FaultInjectingFileSystem::HandleSize(
+    uint64_t epoch, const fs::ReadableFile& base) {
+  absl::MutexLock lock(&mu_);
+  if (epoch_ != epoch) return DeadHandleError("stat", base.path());
+  if (auto fault = NextFault(FsOp::kStat, base.path())) {
+    return InjectedError(fault->error,
+                         absl::StrCat("stat ", Quote(base.path())));
+  }
+  return base.Size();
+}
+
+FaultInjectingFileSystem::FaultInjectingFileSystem(fs::FileSystem* base,
+                                                   uint64_t seed)
+    : base_(base),
+      random_(seed),
+      model_(std::make_unique<DurabilityModel>(base)) {}
+
+FaultInjectingFileSystem::~FaultInjectingFileSystem() = default;
+
+absl::StatusOr<std::unique_ptr<fs::ReadableFile>>
+FaultInjectingFileSystem::OpenForRead(const std::string& path) {
+  absl::MutexLock lock(&mu_);
+  if (auto fault = NextFault(FsOp::kOpenForRead, path)) {
+    return InjectedError(fault->error, absl::StrCat("open ", Quote(path)));
+  }
+  KAAS_ASSIGN_OR_RETURN(std::unique_ptr<fs::ReadableFile> file,
+                        base_->OpenForRead(path));
+  return std::make_unique<ReadOnlyFile>(this, epoch_, std::move(file));
+}
+
+absl::StatusOr<std::unique_ptr<fs::WritableFile>>
+FaultInjectingFileSystem::OpenForWrite(const std::string& path,
+                                       fs::OpenMode mode) {
+  absl::MutexLock lock(&mu_);
+  if (auto fault = NextFault(FsOp::kOpenForWrite, path)) {
+    return InjectedError(fault->error,
+                         absl::StrCat("open ", Quote(path), " for write"));
+  }
+  std::unique_ptr<fs::WritableFile> file;
+  KAAS_ASSIGN_OR_RETURN(Node* const node,
+                        model_->OpenForWrite(path, mode, &file));
+  return std::make_unique<File>(this, epoch_, node, std::move(file),
+                                node->content.size());
+}
+
+absl::Status FaultInjectingFileSystem::SyncDir(const std::string& dir) {
+  absl::MutexLock lock(&mu_);
+  const std::string what = absl::StrCat("fsync directory ", Quote(dir));
+  if (auto fault = NextFault(FsOp::kSyncDir, dir)) {
+    return InjectedError(fault->error, what);
+  }
+  KAAS_ASSIGN_OR_RETURN(const DurabilityModel::DirSnapshot snapshot,
+                        model_->SnapshotDir(dir));
+  return FinishSync(
+      epoch_, dir, what, [&] { return base_->SyncDir(dir); },
+      [&] { model_->Commit(snapshot); });
+}
+
+absl::Status FaultInjectingFileSystem::Rename(const std::string& from,
+                                              const std::string& to) {
+  absl::MutexLock lock(&mu_);
+  if (auto fault = NextFault(FsOp::kRename, from, to)) {
+    return InjectedError(
+        fault->error, absl::StrCat("rename ", Quote(from), " to ", Quote(to)));
+  }
+  return model_->Rename(from, to);
+}
+
+absl::Status FaultInjectingFileSystem::Unlink(const std::string& path) {
+  absl::MutexLock lock(&mu_);
+  if (auto fault = NextFault(FsOp::kUnlink, path)) {
+    return InjectedError(fault->error, absl::StrCat("unlink ", Quote(path)));
+  }
+  return model_->Unlink(path);
+}
+
+absl::Status FaultInjectingFileSystem::RemoveDir(const std::string& dir) {
+  absl::MutexLock lock(&mu_);
+  if (auto fault = NextFault(FsOp::kRemoveDir, dir)) {
+    return InjectedError(fault->error,
+                         absl::StrCat("remove directory ", Quote(dir)));
+  }
+  return model_->RemoveDir(dir);
+}
+
+absl::Status FaultInjectingFileSystem::Truncate(const std::string& path,
+                                                uint64_t size) {
+  absl::MutexLock lock(&mu_);
+  if (auto fault = NextFault(FsOp::kTruncate, path)) {
+    return InjectedError(fault->error, absl::StrCat("truncate ", Quote(path),
+                                                    " to ", size, " bytes"));
+  }
+  return model_->Truncate(path, size);
+}
+
+absl::StatusOr<std::vector<std::string>> FaultInjectingFileSystem::ListDir(
+    const std::string& dir) {
+  absl::MutexLock lock(&mu_);
+  if (auto fault = NextFault(FsOp::kListDir, dir)) {
+    return InjectedError(fault->error,
+                         absl::StrCat("list directory ", Quote(dir)));
+  }
+  return base_->ListDir(dir);
+}
+
+absl::StatusOr<fs::FileInfo> FaultInjectingFileSystem::Stat(
+    const std::string& path) {
+  absl::MutexLock lock(&mu_);
+  if (auto fault = NextFault(FsOp::kStat, path)) {
+    return InjectedError(fault->error, absl::StrCat("stat ", Quote(path)));
+  }
+  return base_->Stat(path);
+}
+
+absl::Status FaultInjectingFileSystem::CreateDirs(const std::string& dir) {
+  absl::MutexLock lock(&mu_);
+  if (auto fault = NextFault(FsOp::kCreateDirs, dir)) {
+    return InjectedError(fault->error,
+                         absl::StrCat("create directory ", Quote(dir)));
+  }
+  return model_->CreateDirs(dir);
+}
+
+absl::StatusOr<fs::VolumeSpace> FaultInjectingFileSystem::GetVolumeSpace(
+    const std::string& path) {
+  absl::MutexLock lock(&mu_);
+  if (auto fault = NextFault(FsOp::kVolumeSpace, path)) {
+    return InjectedError(fault->error, absl::StrCat("statvfs ", Quote(path)));
+  }
+  return base_->GetVolumeSpace(path);
+}
+
+// --- Power loss -------------------------------------------------------------
+
+void FaultInjectingFileSystem::Crash(const CrashOptions& options) {
+  absl::MutexLock lock(&mu_);
+  const absl::Status restored = model_->RestoreDurableState(
+      [&](absl::string_view tail) { return TornTail(options, tail); });
+  CHECK(restored.ok()) << "FaultInjectingFileSystem::Crash: restoring the "
+                          "durable state failed: "
+                       << restored;
+  model_ = std::make_unique<DurabilityModel>(base_);
+  ++epoch_;
+}
+
+std::string FaultInjectingFileSystem::TornTail(const CrashOptions& options,
+                                               absl::string_view tail) {
+  size_t kept = 0;
+  switch (options.tail) {
+    case UnsyncedTail::kDrop:
+      break;
+    case UnsyncedTail::kKeepRandomPrefix:
+      kept =
+          absl::Uniform<size_t>(absl::IntervalClosed, random_, 0, tail.size());
+      break;
+    case UnsyncedTail::kKeepAll:
+      kept = tail.size();
+      break;
+  }
+  std::string result(tail.substr(0, kept));
+  switch (options.content) {
+    case TailContent::kWritten:
+      break;
+    case TailContent::kZeros:
+      std::fill(result.begin(), result.end(), '\0');
+      break;
+    case TailContent::kGarbage:
+      for (char& c : result)
+        c = static_cast<char>(absl::Uniform<uint8_t>(random_));
+      break;
+  }
+  return result;
+}
+
+absl::StatusOr<uint64_t> FaultInjectingFileSystem::UnsyncedBytes(
+    const std::string& path) {
+  absl::MutexLock lock(&mu_);
+  return model_->UnsyncedBytes(path);
+}
+
+// --- Injected errors --------------------------------------------------------
+
+void FaultInjectingFileSystem::InjectFault(Fault fault) {
+  CHECK(fault.count > 0 || fault.count == Fault::kForever)
+      << "Fault::count must be positive or kForever, got " << fault.count;
+  CHECK_GE(fault.skip, 0);
+  absl::MutexLock lock(&mu_);
+  faults_.push_back(std::move(fault));
+}
+
+void FaultInjectingFileSystem::ClearFaults() {
+  absl::MutexLock lock(&mu_);
+  faults_.clear();
+}
+
+absl::optional<FaultInjectingFileSystem::InjectedFault>
+FaultInjectingFileSystem::NextFault(FsOp op, absl::string_view path,
+                                    absl::string_view other_path) {
+  ++counts_[static_cast<int>(op)];
+  absl::optional<InjectedFault> fired;
+  for (auto it = faults_.begin(); it != faults_.end();) {
+    Fault& fault = *it;
+    const bool matches =
+        (fault.op == FsOp::kAny || fault.op == op) &&
+        (fault.path.Matches(path) ||
+         (!other_path.empty() && fault.path.Matches(other_path)));
+    if (matches && fault.skip > 0) {
+      --fault.skip;
+    } else if (matches) {
+      if (!fired) fired = InjectedFault{fault.error, fault.torn_write_bytes};
+      if (fault.count != Fault::kForever && --fault.count == 0) {
+        it = faults_.erase(it);
+        continue;
+      }
+    }
+    ++it;
+  }
+  return fired;
+}
+
+// --- Blocked and slow syncs -------------------------------------------------
+
+void FaultInjectingFileSystem::BlockSyncs(PathPattern paths) {
+  absl::MutexLock lock(&mu_);
+  blocked_paths_ = std::move(paths);
+}
+
+void FaultInjectingFileSystem::ReleaseSyncs() {
+  absl::MutexLock lock(&mu_);
+  blocked_paths_.reset();
+  ++release_generation_;
+}
+
+void FaultInjectingFileSystem::WaitUntilBlockedSyncs(int n) {
+  absl::MutexLock lock(&mu_);
+  auto enough = [this, n]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return blocked_syncs_ >= n;
+  };
+  mu_.Await(absl::Condition(&enough));
+}
+
+int FaultInjectingFileSystem::BlockedSyncs() {
+  absl::MutexLock lock(&mu_);
+  return blocked_syncs_;
+}
+
+void FaultInjectingFileSystem::SetSyncDelay(absl::Duration delay) {
+  absl::MutexLock lock(&mu_);
+  sync_delay_ = delay;
+}
+
+void FaultInjectingFileSystem::WaitIfSyncBlocked(absl::string_view path) {
+  if (!blocked_paths_.has_value() || !blocked_paths_->Matches(path)) return;
+  const uint64_t generation = release_generation_;
+  auto released = [this, generation]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return release_generation_ != generation;
+  };
+  ++blocked_syncs_;
+  mu_.Await(absl::Condition(&released));
+  --blocked_syncs_;
+}
+
+absl::Status FaultInjectingFileSystem::FinishSync(
+    uint64_t epoch, absl::string_view path, const std::string& what,
+    absl::FunctionRef<absl::Status()> base_sync,
+    absl::FunctionRef<void()> commit) {
+  WaitIfSyncBlocked(path);
+  absl::Status status;
+  if (epoch_ == epoch) {
+    const absl::Duration delay = sync_delay_;
+    // The real (possibly slow) sync runs without the lock; a Crash() may
+    // happen meanwhile.
+    mu_.Unlock();
+    if (delay > absl::ZeroDuration()) absl::SleepFor(delay);
+    status = base_sync();
+    mu_.Lock();
+  }
+  if (epoch_ != epoch) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(what, ": sync from before the simulated crash"));
+  }
+  if (status.ok()) commit();
+  return status;
+}
+
+// --- Counters ---------------------------------------------------------------
+
+int64_t FaultInjectingFileSystem::Count(FsOp op) {
+  absl::MutexLock lock(&mu_);
+  if (op != FsOp::kAny) return counts_[static_cast<int>(op)];
+  int64_t total = 0;
+  for (int64_t count : counts_) total += count;
+  return total;
+}
+
+void FaultInjectingFileSystem::ResetCounts() {
+  absl::MutexLock lock(&mu_);
+  counts_.fill(0);
+}
+
+}  // namespace kaas::testing
