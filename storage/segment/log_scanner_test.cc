@@ -1,0 +1,515 @@
+#include "storage/segment/log_scanner.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "fs/file_system.h"
+#include "fs/posix_file_system.h"
+#include "fs/test_util.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "storage/batch/record_batch.h"
+#include "testing/batch_builder.h"
+#include "testing/status_matchers.h"
+
+namespace kaas::segment {
+namespace {
+
+using ::kaas::testing::BatchBuilder;
+using ::kaas::testing::FixCrc;
+using ::kaas::testing::FlipBit;
+using ::kaas::testing::OverwriteBigEndian32;
+using ::kaas::testing::StatusIs;
+using ::testing::AnyOf;
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+namespace layout = batch_layout;
+
+constexpr int64_t kBase = 1000;
+
+// A log as the engine writes it: batches with base offsets rewritten.
+struct TestLog {
+  std::string bytes;
+  std::vector<uint64_t> positions;  // of each batch
+  std::vector<int64_t> offsets;     // base offset of each batch
+  int64_t next_offset = kBase;
+
+  // Appends a batch of `records` records of `value_size` bytes each.
+  void Add(int records, size_t value_size = 40) {
+    std::string batch =
+        BatchBuilder()
+            .AddRandomRecords(records, value_size, /*seed=*/positions.size())
+            .Build();
+    SetBaseOffset(batch.data(), next_offset);
+    positions.push_back(bytes.size());
+    offsets.push_back(next_offset);
+    bytes += batch;
+    next_offset += records;
+  }
+  uint64_t end_of(size_t batch) const {
+    return batch + 1 < positions.size() ? positions[batch + 1] : bytes.size();
+  }
+};
+
+// Five batches of different sizes and record counts.
+TestLog FiveBatches() {
+  TestLog log;
+  log.Add(1);
+  log.Add(3, 100);
+  log.Add(2, 10);
+  log.Add(5, 300);
+  log.Add(1, 0);
+  return log;
+}
+
+struct Visited {
+  int64_t base_offset;
+  uint64_t position;
+  size_t size;
+  friend bool operator==(const Visited& a, const Visited& b) {
+    return a.base_offset == b.base_offset && a.position == b.position &&
+           a.size == b.size;
+  }
+};
+
+// Fails every read, to check that I/O errors pass through.
+class FailingFile : public fs::ReadableFile {
+ public:
+  explicit FailingFile(const fs::ReadableFile& file) : file_(file) {}
+  absl::StatusOr<size_t> ReadAt(uint64_t, size_t, char*) const override {
+    return absl::InternalError("injected read error");
+  }
+  absl::StatusOr<uint64_t> Size() const override { return file_.Size(); }
+  const std::string& path() const override { return file_.path(); }
+
+ private:
+  const fs::ReadableFile& file_;
+};
+
+class LogScannerTest : public ::testing::Test {
+ protected:
+  // Writes `contents` as the log file and scans it.
+  absl::StatusOr<ScanResult> Scan(const std::string& contents,
+                                  uint64_t start_position = 0,
+                                  int64_t expected_offset = kBase,
+                                  const ScanOptions& options = {}) {
+    if (absl::Status s = fs::WriteStringToFile(fs_, path_, contents); !s.ok()) {
+      return s;
+    }
+    return ScanFile(start_position, expected_offset, options);
+  }
+
+  // Scans the log file as it is.
+  absl::StatusOr<ScanResult> ScanFile(uint64_t start_position = 0,
+                                      int64_t expected_offset = kBase,
+                                      const ScanOptions& options = {}) {
+    visited_.clear();
+    absl::StatusOr<std::unique_ptr<fs::ReadableFile>> file =
+        fs_.OpenForRead(path_);
+    if (!file.ok()) return file.status();
+    return ScanLog(
+        **file, start_position, expected_offset, options,
+        [this](const RecordBatchView& batch, uint64_t position) {
+          visited_.push_back({batch.base_offset(), position, batch.size()});
+          return true;
+        });
+  }
+
+  std::vector<Visited> AllBatches(const TestLog& log) {
+    std::vector<Visited> all;
+    for (size_t i = 0; i < log.positions.size(); ++i) {
+      all.push_back({log.offsets[i], log.positions[i],
+                     static_cast<size_t>(log.end_of(i) - log.positions[i])});
+    }
+    return all;
+  }
+
+  fs::FileSystem& fs_ = *fs::PosixFileSystem::Default();
+  fs::ScopedTempDir dir_;
+  const std::string path_ = dir_.path() + "/00000000-00000000000000001000.log";
+  std::vector<Visited> visited_;
+};
+
+TEST_F(LogScannerTest, CleanLogEndsAtEndOfFile) {
+  const TestLog log = FiveBatches();
+  ASSERT_OK_AND_ASSIGN(ScanResult result, Scan(log.bytes));
+  EXPECT_EQ(result.stop, ScanStop::kEndOfFile) << result.detail;
+  EXPECT_EQ(result.valid_end, log.bytes.size());
+  EXPECT_EQ(result.next_offset, log.next_offset);
+  EXPECT_EQ(result.batches, 5);
+  EXPECT_EQ(result.file_size, log.bytes.size());
+  EXPECT_EQ(result.scanned_bytes, log.bytes.size());
+  EXPECT_EQ(result.detail,
+            absl::StrCat("clean end at position ", log.bytes.size()));
+  EXPECT_EQ(visited_, AllBatches(log));
+}
+
+TEST_F(LogScannerTest, EmptyLogEndsAtEndOfFile) {
+  ASSERT_OK_AND_ASSIGN(ScanResult result, Scan(""));
+  EXPECT_EQ(result.stop, ScanStop::kEndOfFile);
+  EXPECT_EQ(result.valid_end, 0u);
+  EXPECT_EQ(result.next_offset, kBase);
+  EXPECT_EQ(result.batches, 0);
+  EXPECT_EQ(result.scanned_bytes, 0u);
+}
+
+TEST_F(LogScannerTest, BufferSmallerThanBatchesGivesTheSameResult) {
+  // Every refill then moves a partial batch to the front or grows the buffer.
+  const TestLog log = FiveBatches();
+  for (size_t buffer_bytes : {0, 1, 61, 100, 333, 1000, 4096}) {
+    ScanOptions options;
+    options.buffer_bytes = buffer_bytes;
+    ASSERT_OK_AND_ASSIGN(ScanResult result, Scan(log.bytes, 0, kBase, options));
+    EXPECT_EQ(result.stop, ScanStop::kEndOfFile) << buffer_bytes;
+    EXPECT_EQ(result.valid_end, log.bytes.size()) << buffer_bytes;
+    EXPECT_EQ(result.next_offset, log.next_offset) << buffer_bytes;
+    EXPECT_EQ(result.scanned_bytes, log.bytes.size()) << buffer_bytes;
+    EXPECT_EQ(visited_, AllBatches(log)) << buffer_bytes;
+  }
+}
+
+TEST_F(LogScannerTest, TornTailOfEveryLengthStopsAtTheLastFullBatch) {
+  TestLog log;
+  log.Add(2);
+  log.Add(3);
+  log.Add(4, 50);  // the batch that gets cut
+  const uint64_t last = log.positions[2];
+  const uint64_t last_size = log.bytes.size() - last;
+  ASSERT_GT(last_size, layout::kHeaderSize + 100);
+  ASSERT_OK(fs::WriteStringToFile(fs_, path_, log.bytes));
+  for (uint64_t kept = last_size - 1; kept >= 1; --kept) {
+    SCOPED_TRACE(absl::StrCat("kept ", kept, " bytes of the last batch"));
+    ASSERT_OK(fs_.Truncate(path_, last + kept));
+    ASSERT_OK_AND_ASSIGN(ScanResult result, ScanFile());
+    EXPECT_EQ(result.stop, ScanStop::kTornBatch) << result.detail;
+    EXPECT_EQ(result.valid_end, last);
+    EXPECT_EQ(result.next_offset, log.offsets[2]);
+    EXPECT_EQ(result.batches, 2);
+    if (kept < layout::kLogOverhead) {
+      // (plus a zero-filled note when the kept bytes happen to be zeros: the
+      // high bytes of a small baseOffset)
+      EXPECT_THAT(result.detail,
+                  StartsWith(absl::StrCat(
+                      "torn batch at position ", last, ": ", kept,
+                      " bytes remain, fewer than the 12-byte length prefix")));
+    } else {
+      EXPECT_EQ(result.detail,
+                absl::StrCat("torn batch at position ", last, ": announces ",
+                             last_size, " bytes, ", kept, " remain"));
+    }
+  }
+}
+
+TEST_F(LogScannerTest, FlippedBitInEveryByteOfAMiddleBatchIsDetected) {
+  TestLog log;
+  log.Add(2);
+  log.Add(3, 20);  // the batch that gets corrupted
+  log.Add(1);
+  const uint64_t middle = log.positions[1];
+  const uint64_t middle_size = log.end_of(1) - middle;
+  ASSERT_OK(fs::WriteStringToFile(fs_, path_, log.bytes));
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<fs::WritableFile> writer,
+                       fs_.OpenForWrite(path_, fs::OpenMode::kMustExist));
+  for (uint64_t byte = 0; byte < middle_size; ++byte) {
+    for (int bit = 0; bit < 8; ++bit) {
+      SCOPED_TRACE(absl::StrCat("byte ", byte, " bit ", bit));
+      std::string flipped = log.bytes.substr(middle + byte, 1);
+      FlipBit(&flipped, 0, bit);
+      ASSERT_OK(writer->WriteAt(middle + byte, flipped));
+      ASSERT_OK_AND_ASSIGN(ScanResult result, ScanFile());
+      ASSERT_OK(
+          writer->WriteAt(middle + byte, log.bytes.substr(middle + byte, 1)));
+      if (byte >= layout::kPartitionLeaderEpoch && byte < layout::kMagic) {
+        // partitionLeaderEpoch is covered by nothing: not by the CRC (which
+        // starts at byte 21) and not by a check (it has no expected value).
+        EXPECT_EQ(result.stop, ScanStop::kEndOfFile) << result.detail;
+        continue;
+      }
+      EXPECT_EQ(result.valid_end, middle) << result.detail;
+      EXPECT_EQ(result.next_offset, log.offsets[1]);
+      if (byte < layout::kBatchLength) {
+        // baseOffset is outside the CRC: the offset sequence catches it.
+        EXPECT_EQ(result.stop, ScanStop::kOffsetMismatch) << result.detail;
+      } else if (byte < layout::kPartitionLeaderEpoch) {
+        // batchLength: below the minimum or past the end (framing), or a
+        // plausible length that moves the CRC range (crc mismatch).
+        EXPECT_THAT(result.stop,
+                    AnyOf(ScanStop::kCorruptBatch, ScanStop::kTornBatch))
+            << result.detail;
+      } else if (byte == layout::kMagic) {
+        EXPECT_EQ(result.stop, ScanStop::kCorruptBatch);
+        EXPECT_THAT(result.detail, HasSubstr("magic"));
+      } else {
+        // The crc field itself and everything it covers.
+        EXPECT_EQ(result.stop, ScanStop::kCorruptBatch);
+        EXPECT_THAT(result.detail, HasSubstr("crc mismatch"));
+      }
+    }
+  }
+}
+
+TEST_F(LogScannerTest, CrcMismatchDetailNamesBothValues) {
+  TestLog log;
+  log.Add(1);
+  log.Add(1);
+  std::string bytes = log.bytes;
+  OverwriteBigEndian32(&bytes, log.positions[1] + layout::kCrc, 0x1234abcd);
+  std::string batch = log.bytes.substr(log.positions[1]);
+  const uint32_t real_crc =
+      static_cast<uint32_t>(ReadBigEndian32(batch.data() + layout::kCrc));
+  ASSERT_OK_AND_ASSIGN(ScanResult result, Scan(bytes));
+  EXPECT_EQ(result.stop, ScanStop::kCorruptBatch);
+  char computed[16];
+  snprintf(computed, sizeof(computed), "0x%08x", real_crc);
+  EXPECT_EQ(result.detail,
+            absl::StrCat("batch at position ", log.positions[1],
+                         ": crc mismatch (stored 0x1234abcd, computed ",
+                         computed, ")"));
+}
+
+TEST_F(LogScannerTest, VerifyCrcFalseAcceptsAFlippedPayload) {
+  TestLog log = FiveBatches();
+  std::string bytes = log.bytes;
+  FlipBit(&bytes, log.positions[2] + layout::kRecords + 2);
+  ScanOptions options;
+  options.verify_crc = false;
+  ASSERT_OK_AND_ASSIGN(ScanResult result, Scan(bytes, 0, kBase, options));
+  EXPECT_EQ(result.stop, ScanStop::kEndOfFile);
+  EXPECT_EQ(result.valid_end, bytes.size());
+}
+
+TEST_F(LogScannerTest, BaseOffsetGapIsAnOffsetMismatch) {
+  TestLog log;
+  log.Add(2);
+  log.Add(2);
+  log.next_offset += 5;  // a gap, or bytes spliced in by another writer
+  log.Add(1);
+  ASSERT_OK_AND_ASSIGN(ScanResult result, Scan(log.bytes));
+  EXPECT_EQ(result.stop, ScanStop::kOffsetMismatch);
+  EXPECT_EQ(result.valid_end, log.positions[2]);
+  EXPECT_EQ(result.next_offset, kBase + 4);
+  EXPECT_EQ(result.detail, absl::StrCat("batch at position ", log.positions[2],
+                                        ": baseOffset 1009 but expected 1004"));
+}
+
+TEST_F(LogScannerTest, NegativeLastOffsetDeltaIsCorrupt) {
+  TestLog log;
+  log.Add(2);
+  std::string batch = BatchBuilder().AddRecord("k", "v").Build();
+  SetBaseOffset(batch.data(), log.next_offset);
+  OverwriteBigEndian32(&batch, layout::kLastOffsetDelta, -3);
+  FixCrc(&batch);
+  ASSERT_OK_AND_ASSIGN(ScanResult result, Scan(log.bytes + batch));
+  EXPECT_EQ(result.stop, ScanStop::kCorruptBatch);
+  EXPECT_EQ(result.valid_end, log.bytes.size());
+  EXPECT_EQ(result.detail, absl::StrCat("batch at position ", log.bytes.size(),
+                                        ": lastOffsetDelta -3 is negative"));
+}
+
+TEST_F(LogScannerTest, GarbageAfterACleanLogStopsAtTheCleanEnd) {
+  const TestLog log = FiveBatches();
+  const std::string garbage =
+      "this is not a record batch, just text appended by someone else";
+  ASSERT_OK_AND_ASSIGN(ScanResult result, Scan(log.bytes + garbage));
+  // The text's bytes 8..12 read as a huge length; its byte 16 ('c') is
+  // not 2.
+  EXPECT_EQ(result.stop, ScanStop::kCorruptBatch);
+  EXPECT_EQ(result.valid_end, log.bytes.size());
+  EXPECT_EQ(result.next_offset, log.next_offset);
+  EXPECT_EQ(result.detail, absl::StrCat("batch at position ", log.bytes.size(),
+                                        ": magic 99, expected 2"));
+}
+
+TEST_F(LogScannerTest, PseudoRandomGarbageNeverPassesAsABatch) {
+  const TestLog log = FiveBatches();
+  ASSERT_OK(fs::WriteStringToFile(fs_, path_, log.bytes));
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<fs::WritableFile> writer,
+                       fs_.OpenForWrite(path_, fs::OpenMode::kMustExist));
+  uint64_t state = 42;
+  for (int round = 0; round < 200; ++round) {
+    // Longer every round, so each write replaces the whole tail.
+    std::string garbage(1 + round * 7, '\0');
+    for (char& c : garbage) {
+      state = state * 6364136223846793005u + 1442695040888963407u;
+      c = static_cast<char>(state >> 56);
+    }
+    ASSERT_OK(writer->WriteAt(log.bytes.size(), garbage));
+    ASSERT_OK_AND_ASSIGN(ScanResult result, ScanFile());
+    EXPECT_THAT(result.stop,
+                AnyOf(ScanStop::kCorruptBatch, ScanStop::kTornBatch))
+        << result.detail;
+    EXPECT_EQ(result.valid_end, log.bytes.size()) << result.detail;
+  }
+}
+
+TEST_F(LogScannerTest, ZeroFilledTailIsCorruptAndSaysSo) {
+  const TestLog log = FiveBatches();
+  ASSERT_OK_AND_ASSIGN(ScanResult result,
+                       Scan(log.bytes + std::string(4096, '\0')));
+  EXPECT_EQ(result.stop, ScanStop::kCorruptBatch);
+  EXPECT_EQ(result.valid_end, log.bytes.size());
+  EXPECT_EQ(result.next_offset, log.next_offset);
+  EXPECT_EQ(result.detail,
+            absl::StrCat("batch at position ", log.bytes.size(),
+                         ": batchLength 0 is below the v2 minimum 49 "
+                         "(zero-filled: all 4096 remaining bytes are zero)"));
+}
+
+TEST_F(LogScannerTest, ZeroFilledTailLargerThanTheBufferSaysHowMuchWasSeen) {
+  const TestLog log = FiveBatches();
+  ScanOptions options;
+  options.buffer_bytes = 1024;
+  ASSERT_OK_AND_ASSIGN(
+      ScanResult result,
+      Scan(log.bytes + std::string(1 << 20, '\0'), 0, kBase, options));
+  EXPECT_EQ(result.stop, ScanStop::kCorruptBatch);
+  EXPECT_EQ(result.valid_end, log.bytes.size());
+  EXPECT_THAT(result.detail, HasSubstr("zero-filled: the first "));
+  EXPECT_THAT(result.detail, HasSubstr(" of 1048576 remaining bytes are zero"));
+  // It did not read the megabyte of zeros.
+  EXPECT_LT(result.scanned_bytes, log.bytes.size() + 4096);
+}
+
+TEST_F(LogScannerTest, ShortZeroFilledTailIsTornAndSaysSo) {
+  const TestLog log = FiveBatches();
+  ASSERT_OK_AND_ASSIGN(ScanResult result,
+                       Scan(log.bytes + std::string(7, '\0')));
+  EXPECT_EQ(result.stop, ScanStop::kTornBatch);
+  EXPECT_EQ(result.valid_end, log.bytes.size());
+  EXPECT_THAT(result.detail,
+              HasSubstr("(zero-filled: all 7 remaining bytes are zero)"));
+}
+
+TEST_F(LogScannerTest, HugeGarbageLengthIsTornWithoutReadingOrAllocating) {
+  const TestLog log = FiveBatches();
+  // A plausible header (magic 2) announcing ~2 GiB.
+  std::string header = BatchBuilder().AddRecord("k", "v").Build();
+  SetBaseOffset(header.data(), log.next_offset);
+  OverwriteBigEndian32(&header, layout::kBatchLength, 0x7fffffff);
+  ASSERT_OK_AND_ASSIGN(ScanResult result, Scan(log.bytes + header));
+  EXPECT_EQ(result.stop, ScanStop::kTornBatch);
+  EXPECT_EQ(result.valid_end, log.bytes.size());
+  EXPECT_EQ(
+      result.detail,
+      absl::StrCat("torn batch at position ", log.bytes.size(),
+                   ": announces 2147483659 bytes, ", header.size(), " remain"));
+  // Nothing past the file was asked for; the buffer never grew to the length
+  // (an allocation of 2 GiB would fail under the sanitizers' limits).
+  EXPECT_EQ(result.scanned_bytes, log.bytes.size() + header.size());
+}
+
+TEST_F(LogScannerTest, VisitorCanStopTheWalk) {
+  const TestLog log = FiveBatches();
+  ASSERT_OK_AND_ASSIGN(auto file, [&]() {
+    EXPECT_OK(fs::WriteStringToFile(fs_, path_, log.bytes));
+    return fs_.OpenForRead(path_);
+  }());
+  int seen = 0;
+  ASSERT_OK_AND_ASSIGN(ScanResult result,
+                       ScanLog(*file, 0, kBase, ScanOptions(),
+                               [&seen](const RecordBatchView&, uint64_t) {
+                                 return ++seen < 2;
+                               }));
+  EXPECT_EQ(seen, 2);
+  EXPECT_EQ(result.stop, ScanStop::kStoppedByVisitor);
+  EXPECT_EQ(result.batches, 2);
+  EXPECT_EQ(result.valid_end, log.positions[2]);
+  EXPECT_EQ(result.next_offset, log.offsets[2]);
+}
+
+TEST_F(LogScannerTest, StartsMidFileAtABatchBoundary) {
+  const TestLog log = FiveBatches();
+  ASSERT_OK_AND_ASSIGN(ScanResult result,
+                       Scan(log.bytes, log.positions[3], log.offsets[3]));
+  EXPECT_EQ(result.stop, ScanStop::kEndOfFile);
+  EXPECT_EQ(result.valid_end, log.bytes.size());
+  EXPECT_EQ(result.next_offset, log.next_offset);
+  EXPECT_EQ(result.batches, 2);
+  EXPECT_EQ(result.scanned_bytes, log.bytes.size() - log.positions[3]);
+  EXPECT_EQ(visited_.front().position, log.positions[3]);
+}
+
+TEST_F(LogScannerTest, StartingAtTheEndScansNothing) {
+  const TestLog log = FiveBatches();
+  ASSERT_OK_AND_ASSIGN(ScanResult result,
+                       Scan(log.bytes, log.bytes.size(), log.next_offset));
+  EXPECT_EQ(result.stop, ScanStop::kEndOfFile);
+  EXPECT_EQ(result.valid_end, log.bytes.size());
+  EXPECT_EQ(result.next_offset, log.next_offset);
+  EXPECT_EQ(result.batches, 0);
+}
+
+TEST_F(LogScannerTest, WrongExpectedOffsetMidFileIsAnOffsetMismatch) {
+  const TestLog log = FiveBatches();
+  ASSERT_OK_AND_ASSIGN(ScanResult result,
+                       Scan(log.bytes, log.positions[3], log.offsets[3] + 1));
+  EXPECT_EQ(result.stop, ScanStop::kOffsetMismatch);
+  EXPECT_EQ(result.valid_end, log.positions[3]);
+  EXPECT_EQ(result.next_offset, log.offsets[3] + 1);
+}
+
+TEST_F(LogScannerTest, StartPastTheEndIsOutOfRange) {
+  const TestLog log = FiveBatches();
+  EXPECT_THAT(
+      Scan(log.bytes, log.bytes.size() + 1),
+      StatusIs(absl::StatusCode::kOutOfRange, HasSubstr("is past the end")));
+}
+
+TEST_F(LogScannerTest, EndPositionStopsEarly) {
+  const TestLog log = FiveBatches();
+  ScanOptions options;
+  options.end_position = log.positions[3];
+  ASSERT_OK_AND_ASSIGN(ScanResult result, Scan(log.bytes, 0, kBase, options));
+  EXPECT_EQ(result.stop, ScanStop::kEndOfFile);
+  EXPECT_EQ(result.valid_end, log.positions[3]);
+  EXPECT_EQ(result.next_offset, log.offsets[3]);
+  EXPECT_EQ(result.batches, 3);
+  EXPECT_EQ(result.file_size, log.bytes.size());
+  EXPECT_EQ(result.scanned_bytes, log.positions[3]);
+}
+
+TEST_F(LogScannerTest, EndPositionInsideABatchIsTorn) {
+  const TestLog log = FiveBatches();
+  ScanOptions options;
+  options.end_position = log.positions[3] + 70;
+  ASSERT_OK_AND_ASSIGN(ScanResult result, Scan(log.bytes, 0, kBase, options));
+  EXPECT_EQ(result.stop, ScanStop::kTornBatch);
+  EXPECT_EQ(result.valid_end, log.positions[3]);
+}
+
+TEST_F(LogScannerTest, EndPositionPastTheFileIsTheFileSize) {
+  const TestLog log = FiveBatches();
+  ScanOptions options;
+  options.end_position = log.bytes.size() + 1000;
+  ASSERT_OK_AND_ASSIGN(ScanResult result, Scan(log.bytes, 0, kBase, options));
+  EXPECT_EQ(result.stop, ScanStop::kEndOfFile);
+  EXPECT_EQ(result.valid_end, log.bytes.size());
+}
+
+TEST_F(LogScannerTest, ReadErrorsPassThrough) {
+  const TestLog log = FiveBatches();
+  ASSERT_OK(fs::WriteStringToFile(fs_, path_, log.bytes));
+  ASSERT_OK_AND_ASSIGN(auto file, fs_.OpenForRead(path_));
+  FailingFile failing(*file);
+  EXPECT_THAT(
+      ScanLog(failing, 0, kBase, ScanOptions(),
+              [](const RecordBatchView&, uint64_t) { return true; }),
+      StatusIs(absl::StatusCode::kInternal, HasSubstr("injected read error")));
+}
+
+TEST(ScanStopName, NamesEveryStop) {
+  EXPECT_EQ(ScanStopName(ScanStop::kEndOfFile), "end of file");
+  EXPECT_EQ(ScanStopName(ScanStop::kTornBatch), "torn batch");
+  EXPECT_EQ(ScanStopName(ScanStop::kCorruptBatch), "corrupt batch");
+  EXPECT_EQ(ScanStopName(ScanStop::kOffsetMismatch), "offset mismatch");
+  EXPECT_EQ(ScanStopName(ScanStop::kStoppedByVisitor), "stopped by visitor");
+}
+
+}  // namespace
+}  // namespace kaas::segment

@@ -1,0 +1,608 @@
+#include "storage/segment/segment.h"
+
+#include <algorithm>
+#include <atomic>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
+#include "fs/fs_util.h"
+#include "glog/logging.h"
+
+namespace kaas::segment {
+namespace {
+
+std::atomic<uint64_t> next_cache_key{1};
+
+// Scan buffer for index rebuilds and timestamp searches of closed segments:
+// smaller than recovery's, these walks are usually short.
+constexpr size_t kWalkBufferBytes = 256 << 10;
+
+}  // namespace
+
+Segment::Segment(const SegmentOptions& options, std::string dir, SegmentId id,
+                 uint64_t size, int64_t next_offset)
+    : fs_(options.fs),
+      cache_(options.cache),
+      index_interval_bytes_(
+          std::max<uint64_t>(1, options.index_interval_bytes)),
+      dir_(std::move(dir)),
+      id_(id),
+      cache_key_(next_cache_key.fetch_add(1)),
+      size_(size),
+      next_offset_(next_offset) {
+  CHECK(fs_ != nullptr);
+  CHECK(cache_ != nullptr);
+}
+
+Segment::~Segment() { cache_->Erase(cache_key_); }
+
+absl::StatusOr<std::shared_ptr<Segment>> Segment::Create(
+    const SegmentOptions& options, std::string dir, SegmentId id) {
+  std::shared_ptr<Segment> segment(
+      new Segment(options, std::move(dir), id, 0, id.base_offset));
+  std::string log_path = segment->path(SegmentFileKind::kLog);
+  absl::StatusOr<std::unique_ptr<fs::WritableFile>> file =
+      options.fs->OpenForWrite(log_path, fs::OpenMode::kCreateExclusive);
+  if (absl::IsAlreadyExists(file.status())) {
+    // Only an earlier failed attempt at this very roll can have left a file
+    // with this name (a segment with data at this base and epoch would be the
+    // active segment); its content is not part of the log.
+    LOG(WARNING) << "reusing leftover segment file " << log_path;
+    file = options.fs->OpenForWrite(log_path, fs::OpenMode::kTruncate);
+  }
+  if (!file.ok()) return file.status();
+  {
+    absl::MutexLock writer(&segment->writer_);
+    segment->index_ = std::make_shared<OffsetIndex>(id.base_offset);
+    segment->time_index_ = std::make_shared<TimeIndex>(id.base_offset);
+    absl::MutexLock lock(&segment->mu_);
+    segment->write_file_ = std::move(*file);
+    segment->active_state_ =
+        std::make_shared<SegmentReadState>(SegmentReadState{
+            segment->write_file_, segment->index_, segment->time_index_});
+  }
+  segment->time_info_known_.store(true);
+  return segment;
+}
+
+std::shared_ptr<Segment> Segment::Listed(const SegmentOptions& options,
+                                         std::string dir, SegmentId id,
+                                         uint64_t size) {
+  return std::shared_ptr<Segment>(
+      new Segment(options, std::move(dir), id, size, -1));
+}
+
+std::string Segment::path(SegmentFileKind kind) const {
+  return fs::JoinPath(dir_, SegmentFileName(id_, kind));
+}
+
+bool Segment::has_write_handle() const {
+  absl::MutexLock lock(&mu_);
+  return write_file_ != nullptr;
+}
+
+absl::Status Segment::OpenForWrite() {
+  KAAS_ASSIGN_OR_RETURN(
+      std::unique_ptr<fs::WritableFile> file,
+      fs_->OpenForWrite(path(SegmentFileKind::kLog), fs::OpenMode::kMustExist));
+  absl::MutexLock lock(&mu_);
+  write_file_ = std::move(file);
+  return absl::OkStatus();
+}
+
+void Segment::SetNextOffset(int64_t next_offset) {
+  next_offset_.store(next_offset, std::memory_order_release);
+}
+
+void Segment::NoteTimestamp(int64_t max_timestamp, int64_t base_offset) {
+  if (max_timestamp > max_timestamp_.load(std::memory_order_relaxed)) {
+    offset_of_max_timestamp_.store(base_offset, std::memory_order_relaxed);
+    max_timestamp_.store(max_timestamp, std::memory_order_release);
+  }
+}
+
+void Segment::IndexBatch(const BatchSummary& batch, uint64_t position) {
+  NoteTimestamp(batch.max_timestamp, batch.base_offset);
+  if (position - last_indexed_position_ < index_interval_bytes_) return;
+  index_->Append(batch.base_offset, position);
+  last_indexed_position_ = position;
+  int64_t max_so_far = max_timestamp_.load(std::memory_order_relaxed);
+  if (max_so_far >= 0) time_index_->MaybeAppend(max_so_far, batch.base_offset);
+}
+
+absl::StatusOr<SegmentRecovery> Segment::Recover(const RecoveryStart& start,
+                                                 BatchVisitor visitor) {
+  std::shared_ptr<fs::WritableFile> file;
+  {
+    absl::MutexLock lock(&mu_);
+    file = write_file_;
+  }
+  if (file == nullptr) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("recover ", path(SegmentFileKind::kLog),
+                     ": the segment is not open for writing"));
+  }
+  SegmentRecovery recovery;
+  KAAS_ASSIGN_OR_RETURN(recovery.file_size, file->Size());
+
+  // Index entries before the verified start come from the index files; the
+  // rest is rebuilt while scanning.
+  OffsetIndex::Decoded index{OffsetIndex(id_.base_offset), ""};
+  TimeIndex::Decoded time_index{TimeIndex(id_.base_offset), ""};
+  if (start.position > 0) {
+    absl::StatusOr<std::string> bytes =
+        fs::ReadFileToString(*fs_, path(SegmentFileKind::kOffsetIndex));
+    if (bytes.ok()) {
+      index = OffsetIndex::Decode(id_.base_offset, *bytes, start.position);
+    } else {
+      index.problem = std::string(bytes.status().message());
+    }
+    bytes = fs::ReadFileToString(*fs_, path(SegmentFileKind::kTimeIndex));
+    if (bytes.ok()) {
+      time_index =
+          TimeIndex::Decode(id_.base_offset, *bytes, start.expected_offset);
+    } else {
+      time_index.problem = std::string(bytes.status().message());
+    }
+  }
+  index.index.TruncateToPosition(start.position);
+  time_index.index.TruncateToOffset(start.expected_offset);
+  recovery.index_problem = index.problem;
+  recovery.time_index_problem = time_index.problem;
+
+  max_timestamp_.store(start.time_before.max_timestamp);
+  offset_of_max_timestamp_.store(start.time_before.offset_of_max_timestamp);
+
+  absl::MutexLock writer(&writer_);
+  index_ = std::make_shared<OffsetIndex>(std::move(index.index));
+  time_index_ = std::make_shared<TimeIndex>(std::move(time_index.index));
+  std::optional<OffsetIndexEntry> last = index_->last();
+  last_indexed_position_ = last.has_value() ? last->position : 0;
+
+  ScanOptions options;
+  // Where the first batch at or past start.end_offset begins, if any.
+  std::optional<std::pair<uint64_t, int64_t>> foreign;
+  KAAS_ASSIGN_OR_RETURN(
+      recovery.scan,
+      ScanLog(*file, start.position, start.expected_offset, options,
+              [&](const RecordBatchView& batch, uint64_t position) {
+                if (batch.base_offset() >= start.end_offset) {
+                  foreign.emplace(position, batch.base_offset());
+                  return false;
+                }
+                IndexBatch({batch.base_offset(), batch.last_offset(),
+                            batch.max_timestamp()},
+                           position);
+                return visitor(batch, position);
+              }));
+  if (foreign.has_value()) {
+    recovery.scan.detail =
+        absl::StrCat("batch at position ", foreign->first, " has base offset ",
+                     foreign->second, ", where the next segment begins (",
+                     start.end_offset, "): bytes written after a take-over");
+    recovery.scan.valid_end = foreign->first;
+    recovery.scan.next_offset = foreign->second;
+  }
+  if (recovery.scan.valid_end < recovery.file_size) {
+    KAAS_RETURN_IF_ERROR(file->Truncate(recovery.scan.valid_end));
+    recovery.truncated_bytes = recovery.file_size - recovery.scan.valid_end;
+  }
+  size_.store(recovery.scan.valid_end, std::memory_order_release);
+  next_offset_.store(recovery.scan.next_offset, std::memory_order_release);
+  time_info_known_.store(true);
+  {
+    absl::MutexLock persist(&persist_mu_);
+    // The files may hold entries past the verified part, or garbage: the
+    // next persist rewrites them whole.
+    persisted_index_entries_ = 0;
+    persisted_time_entries_ = 0;
+  }
+  absl::MutexLock lock(&mu_);
+  active_state_ = std::make_shared<SegmentReadState>(
+      SegmentReadState{write_file_, index_, time_index_});
+  return recovery;
+}
+
+absl::Status Segment::Append(absl::Span<const absl::string_view> parts,
+                             size_t bytes, const BatchSummary& batch) {
+  std::shared_ptr<fs::WritableFile> file;
+  {
+    absl::MutexLock lock(&mu_);
+    file = write_file_;
+  }
+  if (file == nullptr) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("append to ", path(SegmentFileKind::kLog),
+                     ": the segment is not open for writing"));
+  }
+  uint64_t position = size_.load(std::memory_order_relaxed);
+  KAAS_RETURN_IF_ERROR(file->WriteAtV(position, parts));
+  {
+    absl::MutexLock writer(&writer_);
+    IndexBatch(batch, position);
+  }
+  next_offset_.store(batch.last_offset + 1, std::memory_order_release);
+  size_.store(position + bytes, std::memory_order_release);
+  return absl::OkStatus();
+}
+
+absl::Status Segment::RewriteTail(uint64_t position, int64_t offset) {
+  std::shared_ptr<fs::WritableFile> file;
+  {
+    absl::MutexLock lock(&mu_);
+    file = write_file_;
+  }
+  if (file == nullptr) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("rewrite ", path(SegmentFileKind::kLog),
+                     ": the segment is not open for writing"));
+  }
+  uint64_t end = size();
+  ScanOptions options;
+  options.end_position = end;
+  KAAS_ASSIGN_OR_RETURN(
+      ScanResult scan,
+      ScanLog(*file, position, offset, options,
+              [](const RecordBatchView&, uint64_t) { return true; }));
+  if (scan.valid_end != end) {
+    return absl::DataLossError(absl::StrCat(
+        path(SegmentFileKind::kLog),
+        ": bytes not known durable no longer verify after an fsync failure (",
+        scan.detail, ")"));
+  }
+  constexpr size_t kChunk = 1 << 20;
+  std::string buffer;
+  for (uint64_t at = position; at < end;) {
+    size_t n = static_cast<size_t>(std::min<uint64_t>(kChunk, end - at));
+    buffer.resize(n);
+    KAAS_ASSIGN_OR_RETURN(size_t got, file->ReadAt(at, n, buffer.data()));
+    if (got != n) {
+      return absl::DataLossError(
+          absl::StrCat(path(SegmentFileKind::kLog), ": short read at ", at));
+    }
+    KAAS_RETURN_IF_ERROR(file->WriteAt(at, buffer));
+    at += n;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Segment::DataSync() {
+  std::shared_ptr<fs::WritableFile> file;
+  {
+    absl::MutexLock lock(&mu_);
+    file = write_file_;
+  }
+  if (file == nullptr) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("sync ", path(SegmentFileKind::kLog),
+                     ": the segment is not open for writing"));
+  }
+  return file->DataSync();
+}
+
+absl::Status Segment::PersistIndexFile(SegmentFileKind kind,
+                                       const std::string& bytes,
+                                       size_t persisted_entries,
+                                       size_t entry_size,
+                                       size_t total_entries) {
+  KAAS_ASSIGN_OR_RETURN(
+      std::unique_ptr<fs::WritableFile> file,
+      fs_->OpenForWrite(path(kind), fs::OpenMode::kCreateIfMissing));
+  KAAS_RETURN_IF_ERROR(file->WriteAt(persisted_entries * entry_size, bytes));
+  KAAS_ASSIGN_OR_RETURN(uint64_t file_size, file->Size());
+  if (file_size != total_entries * entry_size) {
+    KAAS_RETURN_IF_ERROR(file->Truncate(total_entries * entry_size));
+  }
+  KAAS_RETURN_IF_ERROR(file->DataSync());
+  return file->Close();
+}
+
+absl::Status Segment::PersistIndexes() {
+  std::shared_ptr<OffsetIndex> index;
+  std::shared_ptr<TimeIndex> time_index;
+  {
+    absl::MutexLock writer(&writer_);
+    index = index_;
+    time_index = time_index_;
+  }
+  if (index == nullptr) return absl::OkStatus();  // never loaded: nothing new
+  absl::MutexLock persist(&persist_mu_);
+  size_t index_entries = index->size();
+  KAAS_RETURN_IF_ERROR(PersistIndexFile(
+      SegmentFileKind::kOffsetIndex, index->Encode(persisted_index_entries_),
+      persisted_index_entries_, kOffsetIndexEntrySize, index_entries));
+  persisted_index_entries_ = index_entries;
+  size_t time_entries = time_index->size();
+  KAAS_RETURN_IF_ERROR(PersistIndexFile(
+      SegmentFileKind::kTimeIndex, time_index->Encode(persisted_time_entries_),
+      persisted_time_entries_, kTimeIndexEntrySize, time_entries));
+  persisted_time_entries_ = time_entries;
+  return absl::OkStatus();
+}
+
+void Segment::Seal() {
+  absl::MutexLock writer(&writer_);
+  if (sealed_) return;
+  sealed_ = true;
+  int64_t max_timestamp = max_timestamp_.load();
+  int64_t next = next_offset_.load();
+  if (max_timestamp >= 0 && next > id_.base_offset) {
+    // Anchor the final entry at the segment's last offset: every batch up to
+    // it has maxTimestamp <= the segment's maximum, and the entry makes the
+    // persisted time index end with that maximum.
+    time_index_->MaybeAppend(max_timestamp, next - 1);
+  }
+  // From now on a closed segment's reads go through the cache; seed it with
+  // the in-memory state so nothing is reloaded.
+  std::shared_ptr<const SegmentReadState> state;
+  {
+    absl::MutexLock lock(&mu_);
+    state = active_state_;
+  }
+  if (state != nullptr) cache_->Insert(cache_key_, state);
+}
+
+void Segment::ReleaseWriteHandle() {
+  std::shared_ptr<fs::WritableFile> file;
+  std::shared_ptr<const SegmentReadState> state;
+  {
+    absl::MutexLock lock(&mu_);
+    file = std::move(write_file_);
+    state = std::move(active_state_);
+  }
+  // The cached read state (if any) keeps the descriptor open for readers
+  // until evicted or dropped; a handle nobody else holds closes here.
+}
+
+absl::StatusOr<std::shared_ptr<const SegmentReadState>> Segment::ReadState() {
+  {
+    absl::MutexLock lock(&mu_);
+    if (active_state_ != nullptr) return active_state_;
+  }
+  if (std::shared_ptr<const SegmentReadState> cached =
+          cache_->Find(cache_key_)) {
+    return cached;
+  }
+  return LoadClosedState();
+}
+
+absl::StatusOr<std::shared_ptr<const SegmentReadState>>
+Segment::LoadClosedState() {
+  KAAS_ASSIGN_OR_RETURN(std::unique_ptr<fs::ReadableFile> opened,
+                        fs_->OpenForRead(path(SegmentFileKind::kLog)));
+  std::shared_ptr<const fs::ReadableFile> file = std::move(opened);
+  uint64_t log_size = size();
+  int64_t next = next_offset();
+  absl::StatusOr<std::string> index_bytes =
+      fs::ReadFileToString(*fs_, path(SegmentFileKind::kOffsetIndex));
+  absl::StatusOr<std::string> time_bytes =
+      fs::ReadFileToString(*fs_, path(SegmentFileKind::kTimeIndex));
+  if (!index_bytes.ok() || !time_bytes.ok() || next < 0) {
+    return RebuildIndexes(std::move(file));
+  }
+  OffsetIndex::Decoded index =
+      OffsetIndex::Decode(id_.base_offset, *index_bytes, log_size);
+  TimeIndex::Decoded time_index =
+      TimeIndex::Decode(id_.base_offset, *time_bytes, next);
+  if (!index.problem.empty() || !time_index.problem.empty()) {
+    LOG(WARNING) << path(SegmentFileKind::kLog)
+                 << ": rebuilding indexes from the log (index: "
+                 << (index.problem.empty() ? "ok" : index.problem)
+                 << "; time index: "
+                 << (time_index.problem.empty() ? "ok" : time_index.problem)
+                 << ")";
+    return RebuildIndexes(std::move(file));
+  }
+  if (!time_info_known_.load()) {
+    std::optional<TimeIndexEntry> last = time_index.index.last();
+    if (last.has_value()) {
+      max_timestamp_.store(last->timestamp);
+      // The time index does not say which batch carries the maximum
+      // (FindByTimestamp does); -1 means "not known exactly".
+      offset_of_max_timestamp_.store(-1);
+    }
+    time_info_known_.store(true);
+  }
+  auto state = std::make_shared<SegmentReadState>(SegmentReadState{
+      std::move(file), std::make_shared<OffsetIndex>(std::move(index.index)),
+      std::make_shared<TimeIndex>(std::move(time_index.index))});
+  cache_->Insert(cache_key_, state);
+  return state;
+}
+
+absl::StatusOr<std::shared_ptr<const SegmentReadState>> Segment::RebuildIndexes(
+    std::shared_ptr<const fs::ReadableFile> file) {
+  auto index = std::make_shared<OffsetIndex>(id_.base_offset);
+  auto time_index = std::make_shared<TimeIndex>(id_.base_offset);
+  uint64_t last_indexed = 0;
+  int64_t max_timestamp = -1;
+  int64_t offset_of_max = -1;
+  ScanOptions options;
+  options.verify_crc = false;
+  options.buffer_bytes = kWalkBufferBytes;
+  options.end_position = size();
+  KAAS_ASSIGN_OR_RETURN(
+      ScanResult scan,
+      ScanLog(*file, 0, id_.base_offset, options,
+              [&](const RecordBatchView& batch, uint64_t position) {
+                if (batch.max_timestamp() > max_timestamp) {
+                  max_timestamp = batch.max_timestamp();
+                  offset_of_max = batch.base_offset();
+                }
+                if (position - last_indexed >= index_interval_bytes_) {
+                  index->Append(batch.base_offset(), position);
+                  last_indexed = position;
+                  if (max_timestamp >= 0) {
+                    time_index->MaybeAppend(max_timestamp, batch.base_offset());
+                  }
+                }
+                return true;
+              }));
+  if (max_timestamp >= 0 && scan.next_offset > id_.base_offset) {
+    time_index->MaybeAppend(max_timestamp, scan.next_offset - 1);
+  }
+  if (scan.stop != ScanStop::kEndOfFile) {
+    LOG(WARNING) << path(SegmentFileKind::kLog)
+                 << ": index rebuild stopped early: " << scan.detail;
+  }
+  // Serve only what the walk proved framed.
+  size_.store(scan.valid_end, std::memory_order_release);
+  if (next_offset() < 0 || scan.stop != ScanStop::kEndOfFile) {
+    next_offset_.store(scan.next_offset, std::memory_order_release);
+  }
+  max_timestamp_.store(max_timestamp);
+  offset_of_max_timestamp_.store(offset_of_max);
+  time_info_known_.store(true);
+  {
+    absl::MutexLock persist(&persist_mu_);
+    absl::Status status =
+        PersistIndexFile(SegmentFileKind::kOffsetIndex, index->Encode(), 0,
+                         kOffsetIndexEntrySize, index->size());
+    if (status.ok()) {
+      status =
+          PersistIndexFile(SegmentFileKind::kTimeIndex, time_index->Encode(), 0,
+                           kTimeIndexEntrySize, time_index->size());
+    }
+    if (!status.ok()) {
+      LOG(WARNING) << path(SegmentFileKind::kLog)
+                   << ": could not persist the rebuilt indexes: " << status;
+    }
+  }
+  auto state = std::make_shared<SegmentReadState>(
+      SegmentReadState{std::move(file), index, time_index});
+  cache_->Insert(cache_key_, state);
+  return state;
+}
+
+absl::StatusOr<BatchReadResult> Segment::Read(int64_t offset,
+                                              int64_t end_offset,
+                                              size_t max_bytes) {
+  KAAS_ASSIGN_OR_RETURN(std::shared_ptr<const SegmentReadState> state,
+                        ReadState());
+  for (int attempt = 0;; ++attempt) {
+    // A retry after a bad index walks from the segment start.
+    OffsetIndexEntry hint = attempt == 0 ? state->index->Lookup(offset)
+                                         : OffsetIndexEntry{id_.base_offset, 0};
+    BatchReadRequest request;
+    request.hint_position = hint.position;
+    request.hint_offset = hint.offset;
+    request.end_position = size();
+    request.offset = offset;
+    int64_t next = next_offset();
+    request.end_offset = next >= 0 ? std::min(end_offset, next) : end_offset;
+    request.max_bytes = max_bytes;
+    request.lookahead_bytes = index_interval_bytes_;
+    absl::StatusOr<BatchReadResult> result = ReadBatches(*state->file, request);
+    if (result.ok() || !absl::IsDataLoss(result.status()) || attempt > 0) {
+      return result;
+    }
+    LOG(WARNING) << path(SegmentFileKind::kLog)
+                 << ": index does not match the log (" << result.status()
+                 << ")";
+    bool closed;
+    {
+      absl::MutexLock lock(&mu_);
+      closed = active_state_ == nullptr;
+    }
+    if (closed) {
+      // A closed segment's index is rebuilt for good; an active segment's
+      // index belongs to its writer (recovery rebuilds it), so this read just
+      // walks from the segment start.
+      KAAS_ASSIGN_OR_RETURN(state, RebuildIndexes(state->file));
+    }
+  }
+}
+
+absl::StatusOr<std::optional<TimestampHit>> Segment::FindByTimestamp(
+    int64_t timestamp, int64_t end_offset) {
+  KAAS_ASSIGN_OR_RETURN(std::shared_ptr<const SegmentReadState> state,
+                        ReadState());
+  OffsetIndexEntry start{id_.base_offset, 0};
+  if (std::optional<TimeIndexEntry> below =
+          state->time_index->LookupBelow(timestamp)) {
+    start = state->index->Lookup(below->offset);
+  }
+  std::optional<TimestampHit> hit;
+  ScanOptions options;
+  options.verify_crc = false;
+  options.buffer_bytes = kWalkBufferBytes;
+  options.end_position = size();
+  KAAS_ASSIGN_OR_RETURN(
+      ScanResult scan,
+      ScanLog(
+          *state->file, start.position, start.offset, options,
+          [&](const RecordBatchView& batch, uint64_t) {
+            if (batch.base_offset() >= end_offset) return false;
+            if (batch.max_timestamp() >= timestamp) {
+              hit = TimestampHit{batch.base_offset(), batch.max_timestamp()};
+              return false;
+            }
+            return true;
+          }));
+  (void)scan;
+  return hit;
+}
+
+absl::StatusOr<SegmentTimeInfo> Segment::GetTimeInfo() {
+  if (!time_info_known_.load()) {
+    KAAS_RETURN_IF_ERROR(ReadState().status());
+  }
+  return SegmentTimeInfo{max_timestamp_.load(),
+                         offset_of_max_timestamp_.load()};
+}
+
+absl::StatusOr<int64_t> Segment::FirstBatchMaxTimestamp() {
+  if (size() < batch_layout::kHeaderSize) return -1;
+  KAAS_ASSIGN_OR_RETURN(std::shared_ptr<const SegmentReadState> state,
+                        ReadState());
+  char header[batch_layout::kHeaderSize];
+  KAAS_ASSIGN_OR_RETURN(size_t got,
+                        state->file->ReadAt(0, sizeof(header), header));
+  if (got != sizeof(header)) return -1;
+  return ReadBigEndian64(header + batch_layout::kMaxTimestamp);
+}
+
+absl::StatusOr<ScanResult> Segment::WalkFrom(int64_t from_offset,
+                                             BatchVisitor visitor) {
+  KAAS_ASSIGN_OR_RETURN(std::shared_ptr<const SegmentReadState> state,
+                        ReadState());
+  OffsetIndexEntry start = state->index->Lookup(from_offset);
+  ScanOptions options;
+  options.verify_crc = false;
+  options.end_position = size();
+  return ScanLog(*state->file, start.position, start.offset, options, visitor);
+}
+
+void Segment::DropReadState() { cache_->Erase(cache_key_); }
+
+absl::Status Segment::DeleteFiles() {
+  DropReadState();
+  ReleaseWriteHandle();
+  absl::Status first_error;
+  for (SegmentFileKind kind :
+       {SegmentFileKind::kLog, SegmentFileKind::kOffsetIndex,
+        SegmentFileKind::kTimeIndex}) {
+    absl::Status status = fs_->Unlink(path(kind));
+    if (!status.ok() && !absl::IsNotFound(status) && first_error.ok()) {
+      first_error = status;
+    }
+  }
+  return first_error;
+}
+
+absl::Status Segment::Quarantine() {
+  DropReadState();
+  ReleaseWriteHandle();
+  for (SegmentFileKind kind :
+       {SegmentFileKind::kOffsetIndex, SegmentFileKind::kTimeIndex,
+        SegmentFileKind::kLog}) {
+    std::string from = path(kind);
+    absl::Status status =
+        fs_->Rename(from, absl::StrCat(from, kQuarantineSuffix));
+    if (!status.ok() && !absl::IsNotFound(status)) return status;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace kaas::segment
