@@ -1,0 +1,94 @@
+// File: storage/metadata/partition_files.h
+//
+// Reading and writing the metadata files of a partition directory, each
+// behind the checksummed envelope of metadata_file.h and replaced atomically:
+//
+//   manifest                  PartitionManifest (leader epoch, log start,
+//                             epoch history)
+//   recovery-checkpoint       RecoveryCheckpoint (bounds crash recovery)
+//   <offset:020d>.snapshot    PartitionStateSnapshot (producer and
+//                             transaction state at <offset>)
+//
+// The manifest is only ever written through WriteManifestUnlessSuperseded:
+// no writer may lower the durable leader epoch, so a deposed leader that
+// writes late never replays its state over its successor's.
+//
+// Thread-safety: stateless functions; callers serialise writers of the same
+// directory (the partition does).
+
+#ifndef KAAS_STORAGE_METADATA_PARTITION_FILES_H_
+#define KAAS_STORAGE_METADATA_PARTITION_FILES_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "fs/file_system.h"
+#include "storage/metadata/partition_metadata.pb.h"
+#include "storage/metadata/state_snapshot.pb.h"
+
+namespace kaas::metadata {
+
+inline constexpr absl::string_view kManifestFileName = "manifest";
+inline constexpr absl::string_view kCheckpointFileName = "recovery-checkpoint";
+inline constexpr absl::string_view kSnapshotSuffix = ".snapshot";
+
+// Format versions this build writes and the newest it reads.
+inline constexpr uint16_t kManifestVersion = 1;
+inline constexpr uint16_t kCheckpointVersion = 1;
+inline constexpr uint16_t kStateSnapshotVersion = 1;
+
+// ---- manifest -------------------------------------------------------------
+
+// kNotFound when absent; kDataLoss when corrupt; kFailedPrecondition when
+// written by a newer format.
+absl::StatusOr<PartitionManifest> ReadManifest(fs::FileSystem& fs,
+                                               const std::string& dir);
+
+struct ManifestWrite {
+  // True if the manifest on disk has a higher leader epoch: nothing was
+  // written, and `on_disk` holds it.
+  bool superseded = false;
+  PartitionManifest on_disk;  // the manifest now on disk
+};
+
+// Re-reads the manifest; if its epoch is higher than `manifest`'s, writes
+// nothing and reports `superseded`; if it is identical, writes nothing;
+// otherwise replaces it atomically. An unreadable (corrupt) manifest is
+// replaced; one of a newer format is never overwritten (error).
+absl::StatusOr<ManifestWrite> WriteManifestUnlessSuperseded(
+    fs::FileSystem& fs, const std::string& dir,
+    const PartitionManifest& manifest);
+
+// ---- recovery checkpoint --------------------------------------------------
+
+absl::StatusOr<RecoveryCheckpoint> ReadCheckpoint(fs::FileSystem& fs,
+                                                  const std::string& dir);
+absl::Status WriteCheckpoint(fs::FileSystem& fs, const std::string& dir,
+                             const RecoveryCheckpoint& checkpoint);
+
+// ---- state snapshots ------------------------------------------------------
+
+// "00000000000000000123.snapshot" for offset 123.
+std::string SnapshotFileName(int64_t offset);
+// The offset named by a snapshot file name, or nullopt.
+std::optional<int64_t> ParseSnapshotFileName(absl::string_view name);
+
+absl::StatusOr<PartitionStateSnapshot> ReadStateSnapshot(
+    fs::FileSystem& fs, const std::string& dir, int64_t offset);
+absl::Status WriteStateSnapshot(fs::FileSystem& fs, const std::string& dir,
+                                const PartitionStateSnapshot& snapshot);
+
+// Moves `name` aside as "<name>.corrupt" so it is reported once and never
+// read again (a corrupt metadata file must not make the partition
+// unopenable). Errors are returned; callers usually log them.
+absl::Status QuarantineMetadataFile(fs::FileSystem& fs, const std::string& dir,
+                                    absl::string_view name);
+
+}  // namespace kaas::metadata
+
+#endif  // KAAS_STORAGE_METADATA_PARTITION_FILES_H_

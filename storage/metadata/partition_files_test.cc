@@ -1,0 +1,120 @@
+#include "storage/metadata/partition_files.h"
+
+#include <string>
+
+#include "fs/fs_util.h"
+#include "fs/posix_file_system.h"
+#include "fs/test_util.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "testing/status_matchers.h"
+
+namespace kaas::metadata {
+namespace {
+
+using ::kaas::testing::StatusIs;
+using ::testing::HasSubstr;
+
+class PartitionFilesTest : public ::testing::Test {
+ protected:
+  fs::FileSystem& fs() { return *fs::PosixFileSystem::Default(); }
+  const std::string& dir() { return dir_.path(); }
+
+  fs::ScopedTempDir dir_;
+};
+
+PartitionManifest Manifest(int64_t epoch, int64_t log_start) {
+  PartitionManifest manifest;
+  manifest.set_leader_epoch(epoch);
+  manifest.set_log_start_offset(log_start);
+  return manifest;
+}
+
+TEST_F(PartitionFilesTest, MissingManifestIsNotFound) {
+  EXPECT_THAT(ReadManifest(fs(), dir()).status(),
+              StatusIs(absl::StatusCode::kNotFound, ::testing::_));
+}
+
+TEST_F(PartitionFilesTest, ManifestIsCreatedThenAdvanced) {
+  ASSERT_OK_AND_ASSIGN(ManifestWrite first, WriteManifestUnlessSuperseded(
+                                                fs(), dir(), Manifest(3, 0)));
+  EXPECT_FALSE(first.superseded);
+  ASSERT_OK_AND_ASSIGN(ManifestWrite second, WriteManifestUnlessSuperseded(
+                                                 fs(), dir(), Manifest(3, 10)));
+  EXPECT_FALSE(second.superseded);
+  ASSERT_OK_AND_ASSIGN(PartitionManifest read, ReadManifest(fs(), dir()));
+  EXPECT_EQ(read.leader_epoch(), 3);
+  EXPECT_EQ(read.log_start_offset(), 10);
+}
+
+TEST_F(PartitionFilesTest, ManifestEpochIsNeverLowered) {
+  ASSERT_OK(WriteManifestUnlessSuperseded(fs(), dir(), Manifest(9, 5)).status());
+  ASSERT_OK_AND_ASSIGN(ManifestWrite write, WriteManifestUnlessSuperseded(
+                                                fs(), dir(), Manifest(3, 50)));
+  EXPECT_TRUE(write.superseded);
+  EXPECT_EQ(write.on_disk.leader_epoch(), 9);
+  ASSERT_OK_AND_ASSIGN(PartitionManifest read, ReadManifest(fs(), dir()));
+  EXPECT_EQ(read.leader_epoch(), 9);
+  EXPECT_EQ(read.log_start_offset(), 5);
+}
+
+TEST_F(PartitionFilesTest, IdenticalManifestIsNotRewritten) {
+  ASSERT_OK(WriteManifestUnlessSuperseded(fs(), dir(), Manifest(2, 5)).status());
+  ASSERT_OK_AND_ASSIGN(fs::FileInfo before,
+                       fs().Stat(fs::JoinPath(dir(), kManifestFileName)));
+  // Make the file recognisable: a rewrite would replace the inode's mtime.
+  ASSERT_OK(WriteManifestUnlessSuperseded(fs(), dir(), Manifest(2, 5)).status());
+  ASSERT_OK_AND_ASSIGN(fs::FileInfo after,
+                       fs().Stat(fs::JoinPath(dir(), kManifestFileName)));
+  EXPECT_EQ(before.mtime, after.mtime);
+}
+
+TEST_F(PartitionFilesTest, CorruptManifestIsReportedAndReplaced) {
+  ASSERT_OK(fs::WriteStringToFile(fs(), fs::JoinPath(dir(), kManifestFileName),
+                                  "garbage"));
+  EXPECT_THAT(ReadManifest(fs(), dir()).status(),
+              StatusIs(absl::StatusCode::kDataLoss, HasSubstr("manifest")));
+  ASSERT_OK(WriteManifestUnlessSuperseded(fs(), dir(), Manifest(1, 0)).status());
+  ASSERT_OK_AND_ASSIGN(PartitionManifest read, ReadManifest(fs(), dir()));
+  EXPECT_EQ(read.leader_epoch(), 1);
+}
+
+TEST_F(PartitionFilesTest, CheckpointRoundTrips) {
+  RecoveryCheckpoint checkpoint;
+  checkpoint.set_segment_base_offset(100);
+  checkpoint.set_segment_epoch(2);
+  checkpoint.set_position(4096);
+  checkpoint.set_next_offset(150);
+  ASSERT_OK(WriteCheckpoint(fs(), dir(), checkpoint));
+  ASSERT_OK_AND_ASSIGN(RecoveryCheckpoint read, ReadCheckpoint(fs(), dir()));
+  EXPECT_EQ(read.position(), 4096u);
+  EXPECT_EQ(read.next_offset(), 150);
+}
+
+TEST_F(PartitionFilesTest, SnapshotNamesParse) {
+  EXPECT_EQ(SnapshotFileName(123), "00000000000000000123.snapshot");
+  EXPECT_EQ(ParseSnapshotFileName("00000000000000000123.snapshot"), 123);
+  EXPECT_EQ(ParseSnapshotFileName("123.snapshot"), std::nullopt);
+  EXPECT_EQ(ParseSnapshotFileName("0000000000000000012x.snapshot"),
+            std::nullopt);
+  EXPECT_EQ(ParseSnapshotFileName("00000000000000000123.snapshot.corrupt"),
+            std::nullopt);
+}
+
+TEST_F(PartitionFilesTest, SnapshotRoundTripsAndChecksItsOffset) {
+  PartitionStateSnapshot snapshot;
+  snapshot.set_offset(42);
+  snapshot.mutable_producers()->add_producers()->set_producer_id(7);
+  ASSERT_OK(WriteStateSnapshot(fs(), dir(), snapshot));
+  ASSERT_OK_AND_ASSIGN(PartitionStateSnapshot read,
+                       ReadStateSnapshot(fs(), dir(), 42));
+  EXPECT_EQ(read.producers().producers(0).producer_id(), 7);
+  // A file whose content disagrees with its name is not trusted.
+  ASSERT_OK(fs().Rename(fs::JoinPath(dir(), SnapshotFileName(42)),
+                        fs::JoinPath(dir(), SnapshotFileName(43))));
+  EXPECT_THAT(ReadStateSnapshot(fs(), dir(), 43).status(),
+              StatusIs(absl::StatusCode::kDataLoss, HasSubstr("covers offset 42")));
+}
+
+}  // namespace
+}  // namespace kaas::metadata
