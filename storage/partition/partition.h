@@ -1,0 +1,377 @@
+// File: storage/partition/partition.h
+//
+// One partition of a topic while this engine leads it: a segmented log of
+// Kafka v2 RecordBatches with recovery, group-commit durability, lock-free
+// reads, leader-epoch fencing, idempotent-producer dedupe, the transaction
+// index and the log start offset.
+//
+// Lifecycle. Open() recovers the partition directory (it holds file
+// descriptors from then on); TakeOver() makes it writable at a leader epoch;
+// Relinquish() persists its state and closes every descriptor; Abandon()
+// closes them persisting nothing (the topic was deleted). A Partition object
+// exists only while the engine leads (or is opening) the partition.
+//
+// Append path (Append):
+//   validate the batch (one well-formed v2 batch, CRC32C) -> [partition lock]
+//   sticky stall check -> leader-epoch fence -> idempotence classification ->
+//   roll by size/age (every fallible step before any mutation) -> write
+//   (pwritev: the rewritten 8-byte base offset + the caller's bytes, no copy)
+//   -> index -> producer/transaction bookkeeping -> publish -> [unlock] ->
+//   durability future.
+//
+// Durability (group commit). A sync cycle runs on the shared I/O pool, never
+// holding the partition lock: it samples the written end under the lock,
+// fdatasyncs without it, then publishes exactly the sampled end as durable
+// and completes every waiter it covers. Appends arriving during a cycle are
+// not held back; they are covered by the next cycle, which starts as soon as
+// the current one ends. So an acks=all append completes only after an
+// fdatasync that started after its bytes were written has returned. An
+// fdatasync failure, or one slower than the watchdog deadline, makes the
+// partition "stalled" (sticky): appends fail fast with kStalled and waiters
+// are failed; a background probe re-verifies and rewrites the bytes that were
+// not known durable, fdatasyncs them, and only then clears the stall.
+//
+// Visibility. With flush_interval_messages == 1 the high watermark is the
+// durable end: a consumer never sees a record a crash could take back.
+// Otherwise the high watermark is the log end offset (documented trade-off).
+// The last stable offset (read_committed bound) is min(first unstable
+// offset, high watermark).
+//
+// Threads:
+//   * Append, DeleteRecords, TakeOver, Relinquish, Abandon, FenceProducer,
+//     SetConfig, MaybeRoll, ExpireProducers: any thread; serialised by the
+//     partition lock. Append does the (page-cache) write on the caller's
+//     thread and never waits for an fsync. TakeOver, Relinquish and
+//     DeleteRecords block on file I/O (metadata writes, syncs).
+//   * Read, HighWatermark & co., OffsetForTimestamp, Segments: any thread,
+//     without the partition lock (a fetch never waits behind an append or an
+//     fsync). Read does positional reads on the caller's thread.
+//   * Sync cycles, re-arm probes: the I/O pool; watchdog checks: the timer
+//     thread.
+
+#ifndef KAAS_STORAGE_PARTITION_PARTITION_H_
+#define KAAS_STORAGE_PARTITION_PARTITION_H_
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/cord.h"
+#include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "base/clock.h"
+#include "base/status_future.h"
+#include "base/thread_pool.h"
+#include "base/timer_thread.h"
+#include "fs/file_system.h"
+#include "idempotence/producer_state_map.h"
+#include "storage/common/api_types.h"
+#include "storage/metadata/partition_metadata.pb.h"
+#include "storage/metadata/state_snapshot.pb.h"
+#include "storage/partition/partition_config.h"
+#include "storage/partition/partition_stats.h"
+#include "storage/segment/read_handle_cache.h"
+#include "storage/segment/segment.h"
+#include "txn/txn_index.h"
+
+namespace kaas {
+
+// What all partitions of an engine share. Pointers are not owned and must
+// outlive every partition.
+struct PartitionRuntime {
+  fs::FileSystem* fs = nullptr;
+  Clock* clock = nullptr;
+  ThreadPool* io_pool = nullptr;
+  TimerThread* timers = nullptr;
+  segment::ReadHandleCache* read_cache = nullptr;
+  StorageStats* stats = nullptr;  // may be null
+  // Interval between re-arm probes of a stalled partition.
+  absl::Duration rearm_interval = absl::Seconds(5);
+};
+
+// What Open() found and did, for logs, stats and tools.
+struct OpenReport {
+  int segments = 0;
+  uint64_t scanned_bytes = 0;
+  uint64_t truncated_bytes = 0;
+  int deleted_segments = 0;    // after a truncation point
+  std::vector<std::string> quarantined;  // file names set aside
+  std::vector<std::string> problems;     // human-readable findings
+  int64_t snapshot_offset = -1;          // state snapshot used (-1: none)
+  int64_t replayed_batches = 0;
+  bool used_checkpoint = false;
+  absl::Duration duration;
+};
+
+class Partition : public std::enable_shared_from_this<Partition> {
+ public:
+  // Recovers the partition in `dir` (creating it if needed) and opens its
+  // active segment for writing. `fences` are producer epochs fenced
+  // engine-wide, applied after the state is rebuilt. Runs on the caller's
+  // thread (the engine calls it from its I/O pool).
+  static absl::StatusOr<std::shared_ptr<Partition>> Open(
+      const PartitionRuntime& runtime, std::string dir, PartitionConfig config,
+      const metadata::ProducerFences& fences, OpenReport* report);
+
+  // Abandons (closes descriptors, persists nothing) if still open.
+  ~Partition();
+
+  Partition(const Partition&) = delete;
+  Partition& operator=(const Partition&) = delete;
+
+  // ---- Leadership -------------------------------------------------------
+
+  // Makes this engine the leader at `leader_epoch`. At or below the current
+  // epoch: nothing to do (idempotent). Above it: rolls to a segment stamped
+  // with the new epoch (unless the active segment already has it: a re-drive
+  // after a partial failure completes, never truncates), makes the log
+  // durable, persists the manifest with the new epoch, and only then adopts
+  // the epoch. A failure leaves the partition as it was. A manifest with a
+  // higher epoch on disk (another leader took over) fails with kNotLeader.
+  // Returns the log end offset.
+  absl::StatusOr<int64_t> TakeOver(int64_t leader_epoch);
+
+  // Gives up leadership: syncs the log, persists indexes, state snapshot,
+  // recovery checkpoint and manifest (nothing if a newer leader's manifest
+  // is on disk), fails waiters that did not become durable with kNotLeader,
+  // and closes every descriptor, even when persisting failed (whose error is
+  // returned). Idempotent.
+  absl::Status Relinquish();
+
+  // Closes every descriptor and fails waiters, persisting nothing.
+  void Abandon();
+
+  bool is_closed() const;
+
+  // ---- Writes ------------------------------------------------------------
+
+  // Appends one v2 RecordBatch (see the file comment). Errors:
+  // kCorruptMessage / kInvalidRecord (bad batch), kRecordListTooLarge,
+  // kMessageTooLarge, kNotLeader (no take-over yet, a stale leader_epoch, or
+  // closed), kStalled, kOutOfOrderSequence, kInvalidProducerEpoch,
+  // kStorageError (write failed; nothing was published).
+  absl::StatusOr<AppendResult> Append(absl::string_view batch,
+                                      int64_t leader_epoch, Acks acks);
+
+  // Completes once every offset below `offset` is durable (or the partition
+  // stalls or closes). Starts a sync if needed.
+  StatusFuture WhenDurable(int64_t offset);
+
+  // Advances the log start offset to `target` (-1: to the high watermark),
+  // persisting it before deleting the closed segments entirely below it.
+  // kOffsetOutOfRange if `target` is past the high watermark. Never lowers
+  // the log start. Returns the resulting log start.
+  absl::StatusOr<int64_t> DeleteRecords(int64_t target);
+
+  // DeleteRecords with the details of what was reclaimed (the cleaner uses
+  // it). `target` >= 0.
+  absl::StatusOr<LogStartAdvance> AdvanceLogStart(int64_t target);
+
+  // Fences producer `producer_id` at `epoch` (InitProducerId).
+  absl::Status FenceProducer(int64_t producer_id, int16_t epoch);
+
+  // Applies a new configuration (segment size/age, flush interval, ...).
+  absl::Status SetConfig(const PartitionConfig& config);
+  PartitionConfig config() const;
+
+  // Rolls the active segment if it is older than segment.ms (a quiet
+  // partition otherwise never rolls, and retention never applies). Returns
+  // whether it rolled.
+  absl::StatusOr<bool> MaybeRoll();
+
+  // Removes producers idle longer than producer.id.expiration.ms.
+  void ExpireProducers();
+
+  // ---- Reads (lock-free) -------------------------------------------------
+
+  // Whole batches from the batch containing `offset` up to `max_bytes` (the
+  // first batch always whole, KIP-74), bounded by the high watermark or, for
+  // read_committed, the last stable offset. `offset` equal to the bound gives
+  // an empty result; below the log start or past the high watermark gives
+  // kOffsetOutOfRange.
+  absl::StatusOr<ReadResult> Read(int64_t offset, size_t max_bytes,
+                                  Isolation isolation);
+
+  int64_t HighWatermark() const;
+  int64_t LogStartOffset() const;
+  int64_t LastStableOffset() const;
+  int64_t LogEndOffset() const;
+  int64_t LeaderEpoch() const;
+  uint64_t SizeBytes() const;
+  std::vector<SegmentSummary> Segments() const;
+
+
+  // Every aborted transaction overlapping [start, end).
+  std::vector<AbortedTransaction> AbortedTransactions(int64_t start,
+                                                      int64_t end) const;
+
+  // Kafka ListOffsets: -1 latest (high watermark), -2 earliest (log start),
+  // -3 max timestamp; otherwise the first batch whose maxTimestamp is >=
+  // `timestamp` (offset = its base offset).
+  absl::StatusOr<OffsetAndTimestamp> OffsetForTimestamp(int64_t timestamp);
+
+  // Kafka OffsetForLeaderEpoch: the largest epoch <= `leader_epoch` and the
+  // offset where it ended (the log end for the current epoch).
+  EpochEndOffset OffsetForLeaderEpoch(int64_t leader_epoch) const;
+
+  // Segments() with each segment's max_timestamp filled (loads the time
+  // indexes of closed segments lazily, once).
+  absl::StatusOr<std::vector<SegmentSummary>> SegmentsWithTimestamps();
+
+  bool IsStalled() const;
+  absl::Status StallStatus() const;
+  const std::string& dir() const { return dir_; }
+
+ private:
+  struct Waiter {
+    int64_t end_offset;  // complete once durable_end_ >= end_offset
+    StatusPromise promise;
+  };
+  // A waiter to complete after the partition lock is released.
+  struct Completion {
+    StatusPromise promise;
+    absl::Status status;
+  };
+  using Completions = std::vector<Completion>;
+  static void Complete(Completions& done);
+  // A rolled segment whose tail is not yet known durable.
+  struct PendingSeal {
+    std::shared_ptr<segment::Segment> segment;
+    uint64_t durable_position = 0;
+    int64_t durable_offset = 0;
+  };
+  // Immutable list of segments, published for lock-free readers.
+  using SegmentList = std::vector<std::shared_ptr<segment::Segment>>;
+  struct SyncPlan;
+
+  enum class State { kOpen, kLeading, kClosed };
+
+  Partition(const PartitionRuntime& runtime, std::string dir,
+            PartitionConfig config);
+
+  // ---- partition_open.cc
+  absl::Status Recover(const metadata::ProducerFences& fences,
+                       OpenReport* report);
+
+  // ---- partition_append.cc
+  absl::Status RollLocked(uint32_t epoch) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  bool ShouldRollLocked(size_t batch_bytes, int32_t last_offset_delta)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status CheckWritableLocked(int64_t leader_epoch) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  // ---- partition_sync.cc
+  void RequestSyncLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void RunSync(uint64_t generation);
+  void CheckSyncDeadline(uint64_t generation);
+  // Marks the partition stalled and fails every waiter; returns the promises
+  // to complete after unlocking.
+  void StallLocked(const absl::Status& cause, Completions* done)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void ScheduleRearm();
+  void RunRearm();
+  // Records `offset` as durable and collects the waiters it completes.
+  void PublishDurableLocked(int64_t offset, Completions* done)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // A future completing once durable_end_ >= end_offset.
+  StatusFuture DurableFutureLocked(int64_t end_offset)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  metadata::PartitionStateSnapshot StateSnapshotLocked() const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Writes the snapshot, then the checkpoint. Skipped once the partition is
+  // closed unless `final` (Relinquish's own write).
+  void WriteCheckpointAndSnapshot(const metadata::RecoveryCheckpoint& cp,
+                                  const metadata::PartitionStateSnapshot& snap,
+                                  bool final = false);
+  metadata::RecoveryCheckpoint CheckpointLocked() const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void PruneSnapshots(int64_t newest);
+
+  // ---- partition_lifecycle.cc
+  // Syncs every pending segment and the active one (on the caller's thread).
+  absl::Status SyncAllLocked(Completions* done)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  metadata::PartitionManifest ManifestLocked() const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void CloseLocked(const absl::Status& waiter_error, Completions* done)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  // ---- publication for readers
+  void PublishSegmentsLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void PublishOffsetsLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  std::shared_ptr<const SegmentList> segments_snapshot() const;
+  static std::vector<SegmentSummary> SummarizeSegments(const SegmentList& list);
+
+  // Constant after construction.
+  const PartitionRuntime runtime_;
+  const std::string dir_;
+  const segment::SegmentOptions segment_options_;
+
+  // ---- Published for lock-free readers.
+  std::atomic<int64_t> high_watermark_{0};
+  std::atomic<int64_t> log_end_{0};
+  std::atomic<int64_t> log_start_{0};
+  std::atomic<int64_t> last_stable_{0};
+  std::atomic<int64_t> epoch_{0};
+  std::atomic<bool> stalled_{false};
+  std::atomic<bool> closed_{false};
+  mutable absl::Mutex segments_mu_;
+  std::shared_ptr<const SegmentList> published_segments_
+      ABSL_GUARDED_BY(segments_mu_);
+  // The transaction index is read by fetches under a reader lock; writers
+  // hold mu_ too.
+  mutable absl::Mutex txn_mu_;
+  txn::TxnIndex txns_ ABSL_GUARDED_BY(txn_mu_);
+
+  // ---- Metadata writes (manifest) are serialised by metadata_mu_, which is
+  // taken before mu_ when both are needed.
+  mutable absl::Mutex metadata_mu_ ABSL_ACQUIRED_BEFORE(checkpoint_mu_, mu_);
+  // Epoch history (for the manifest and OffsetForLeaderEpoch).
+  std::vector<metadata::EpochStart> epochs_ ABSL_GUARDED_BY(metadata_mu_);
+
+  // ---- Write path state.
+  mutable absl::Mutex mu_;
+  State state_ ABSL_GUARDED_BY(mu_) = State::kOpen;
+  PartitionConfig config_ ABSL_GUARDED_BY(mu_);
+  SegmentList segments_ ABSL_GUARDED_BY(mu_);  // oldest first; last = active
+  std::shared_ptr<segment::Segment> active_ ABSL_GUARDED_BY(mu_);
+  // Wall-clock ms the active segment's age counts from (segment.ms).
+  int64_t active_birth_ms_ ABSL_GUARDED_BY(mu_) = -1;
+  int64_t next_offset_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t log_start_offset_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t leader_epoch_ ABSL_GUARDED_BY(mu_) = 0;
+  idempotence::ProducerStateMap producers_ ABSL_GUARDED_BY(mu_);
+  int64_t records_since_flush_ ABSL_GUARDED_BY(mu_) = 0;
+
+  // ---- Group commit (guarded by mu_).
+  int64_t durable_end_ ABSL_GUARDED_BY(mu_) = 0;
+  // The durable prefix of the active segment (position and the offset
+  // there).
+  uint64_t active_durable_position_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t active_durable_offset_ ABSL_GUARDED_BY(mu_) = 0;
+  std::deque<Waiter> waiters_ ABSL_GUARDED_BY(mu_);
+  std::vector<PendingSeal> pending_seals_ ABSL_GUARDED_BY(mu_);
+  bool dir_sync_needed_ ABSL_GUARDED_BY(mu_) = false;
+  bool sync_in_flight_ ABSL_GUARDED_BY(mu_) = false;
+  bool sync_again_ ABSL_GUARDED_BY(mu_) = false;
+  uint64_t sync_generation_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t last_checkpoint_position_ ABSL_GUARDED_BY(mu_) = 0;
+  bool checkpoint_after_roll_ ABSL_GUARDED_BY(mu_) = false;
+  absl::Status stall_status_ ABSL_GUARDED_BY(mu_);
+  bool rearm_scheduled_ ABSL_GUARDED_BY(mu_) = false;
+  // Serialises checkpoint/snapshot writes of sync cycles against
+  // Relinquish's final ones. Order: metadata_mu_, checkpoint_mu_, mu_.
+  absl::Mutex checkpoint_mu_ ABSL_ACQUIRED_BEFORE(mu_);
+};
+
+}  // namespace kaas
+
+#endif  // KAAS_STORAGE_PARTITION_PARTITION_H_

@@ -1,0 +1,242 @@
+// The append path and segment rolls.
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "base/status_macros.h"
+#include "glog/logging.h"
+#include "storage/batch/record_batch.h"
+#include "storage/common/storage_error.h"
+#include "storage/partition/batch_state.h"
+#include "storage/partition/partition.h"
+
+namespace kaas {
+namespace {
+
+absl::Status FromVerdict(const idempotence::Verdict& verdict) {
+  switch (verdict.kind) {
+    case idempotence::VerdictKind::kOutOfOrderSequence:
+      return StorageError(StorageErrorCode::kOutOfOrderSequence,
+                          verdict.reason);
+    case idempotence::VerdictKind::kInvalidProducerEpoch:
+      return StorageError(StorageErrorCode::kInvalidProducerEpoch,
+                          verdict.reason);
+    case idempotence::VerdictKind::kInvalidRecord:
+      return StorageError(StorageErrorCode::kInvalidRecord, verdict.reason);
+    default:
+      return absl::OkStatus();
+  }
+}
+
+}  // namespace
+
+absl::Status Partition::CheckWritableLocked(int64_t leader_epoch) const {
+  if (state_ == State::kClosed) {
+    return StorageError(StorageErrorCode::kNotLeader,
+                        absl::StrCat(dir_, ": leadership was given up"));
+  }
+  if (state_ != State::kLeading) {
+    return StorageError(
+        StorageErrorCode::kNotLeader,
+        absl::StrCat(dir_, ": not led here yet (take it over first)"));
+  }
+  if (stalled_.load(std::memory_order_relaxed)) return stall_status_;
+  if (leader_epoch < leader_epoch_) {
+    return StorageError(
+        StorageErrorCode::kNotLeader,
+        absl::StrFormat("%s: leader epoch %d is older than the partition's %d",
+                        dir_, leader_epoch, leader_epoch_));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<AppendResult> Partition::Append(absl::string_view bytes,
+                                               int64_t leader_epoch,
+                                               Acks acks) {
+  absl::Time started = absl::Now();
+  StorageStats* stats = runtime_.stats;
+  auto reject = [&](absl::Status status) {
+    if (stats != nullptr) {
+      stats->rejected_batches.fetch_add(1, std::memory_order_relaxed);
+    }
+    return status;
+  };
+  absl::StatusOr<RecordBatchView> parsed = RecordBatchView::Parse(bytes);
+  if (!parsed.ok()) return reject(parsed.status());
+  const RecordBatchView& batch = *parsed;
+  if (batch.is_control()) {
+    if (absl::StatusOr<ControlType> type = batch.control_type(); !type.ok()) {
+      return reject(StorageError(
+          StorageErrorCode::kInvalidRecord,
+          absl::StrCat("control batch: ", type.status().message())));
+    }
+  }
+  const int32_t delta = batch.last_offset_delta();
+
+  AppendResult result;
+  {
+    absl::MutexLock lock(&mu_);
+    if (absl::Status status = CheckWritableLocked(leader_epoch); !status.ok()) {
+      return reject(status);
+    }
+    if (bytes.size() > config_.segment_bytes) {
+      return reject(StorageError(
+          StorageErrorCode::kRecordListTooLarge,
+          absl::StrFormat("batch of %d bytes is larger than segment.bytes %d",
+                          bytes.size(), config_.segment_bytes)));
+    }
+    if (config_.max_message_bytes > 0 &&
+        bytes.size() > config_.max_message_bytes) {
+      return reject(StorageError(
+          StorageErrorCode::kMessageTooLarge,
+          absl::StrFormat("batch of %d bytes is larger than max.message.bytes "
+                          "%d",
+                          bytes.size(), config_.max_message_bytes)));
+    }
+    if (batch.has_producer_id()) {
+      idempotence::Verdict verdict = producers_.Check(BatchInfoOf(batch));
+      if (verdict.kind == idempotence::VerdictKind::kDuplicate) {
+        result.base_offset = verdict.duplicate_of.base_offset;
+        result.last_offset = verdict.duplicate_of.last_offset;
+        result.duplicate = true;
+        result.log_start_offset = log_start_offset_;
+        // An acks=all retry is acknowledged when the original is durable.
+        if (acks == Acks::kAll) {
+          result.durable = DurableFutureLocked(result.last_offset + 1);
+        }
+        if (stats != nullptr) {
+          stats->duplicate_batches.fetch_add(1, std::memory_order_relaxed);
+        }
+        return result;
+      }
+      if (absl::Status status = FromVerdict(verdict); !status.ok()) {
+        return reject(status);
+      }
+    }
+    if (ShouldRollLocked(bytes.size(), delta)) {
+      if (absl::Status status = RollLocked(static_cast<uint32_t>(leader_epoch_));
+          !status.ok()) {
+        return reject(status);
+      }
+    }
+
+    const int64_t base_offset = next_offset_;
+    char base_bytes[8];
+    WriteBigEndian64(base_bytes, base_offset);
+    const absl::string_view parts[2] = {absl::string_view(base_bytes, 8),
+                                        bytes.substr(8)};
+    if (absl::Status status = active_->Append(
+            parts, bytes.size(),
+            {base_offset, base_offset + delta, batch.max_timestamp()});
+        !status.ok()) {
+      return reject(StorageError(
+          StorageErrorCode::kStorageError,
+          absl::StrCat("append to ", dir_, ": ", status.message())));
+    }
+    if (active_birth_ms_ < 0) active_birth_ms_ = runtime_.clock->NowMillis();
+    next_offset_ = base_offset + delta + 1;
+    {
+      absl::MutexLock txn_lock(&txn_mu_);
+      absl::Status status =
+          RecordBatchState(batch, base_offset, &producers_, &txns_);
+      LOG_IF(ERROR, !status.ok())
+          << dir_ << ": producer state refused an accepted batch at offset "
+          << base_offset << ": " << status;
+    }
+
+    records_since_flush_ += delta + 1;
+    bool flush_due = config_.flush_interval_messages > 0 &&
+                     records_since_flush_ >= config_.flush_interval_messages;
+    if (acks == Acks::kAll) {
+      result.durable = DurableFutureLocked(next_offset_);
+    } else if (flush_due) {
+      RequestSyncLocked();
+    }
+    if (flush_due || acks == Acks::kAll) records_since_flush_ = 0;
+    PublishOffsetsLocked();
+    result.base_offset = base_offset;
+    result.last_offset = base_offset + delta;
+    result.log_start_offset = log_start_offset_;
+  }
+  if (stats != nullptr) {
+    stats->appended_batches.fetch_add(1, std::memory_order_relaxed);
+    stats->appended_records.fetch_add(batch.record_count(),
+                                      std::memory_order_relaxed);
+    stats->appended_bytes.fetch_add(bytes.size(), std::memory_order_relaxed);
+    stats->append_latency.Record(absl::Now() - started);
+  }
+  return result;
+}
+
+bool Partition::ShouldRollLocked(size_t batch_bytes, int32_t last_offset_delta) {
+  // An empty segment is never rolled: a batch always fits one.
+  if (active_->size() == 0) return false;
+  if (active_->size() + batch_bytes > config_.segment_bytes) return true;
+  // Index entries hold offsets relative to the segment base in 32 bits.
+  if (next_offset_ + last_offset_delta - active_->base_offset() >
+      std::numeric_limits<int32_t>::max()) {
+    return true;
+  }
+  if (config_.segment_ms.has_value() && active_birth_ms_ >= 0) {
+    int64_t age_ms = runtime_.clock->NowMillis() - active_birth_ms_;
+    if (age_ms >= absl::ToInt64Milliseconds(*config_.segment_ms)) return true;
+  }
+  return false;
+}
+
+absl::Status Partition::RollLocked(uint32_t epoch) {
+  // The only fallible step comes first: a failure leaves the partition
+  // exactly as it was.
+  KAAS_ASSIGN_OR_RETURN(
+      std::shared_ptr<segment::Segment> next,
+      segment::Segment::Create(segment_options_, dir_,
+                               segment::SegmentId{next_offset_, epoch}));
+  std::shared_ptr<segment::Segment> old = active_;
+  if (old->size() == 0) {
+    // A take-over over an empty segment: the new epoch's segment replaces
+    // it (same base offset).
+    segments_.pop_back();
+    absl::Status status = old->DeleteFiles();
+    LOG_IF(WARNING, !status.ok())
+        << dir_ << ": could not delete the superseded empty segment: "
+        << status << " (the listing prefers the higher epoch)";
+  } else {
+    old->Seal();
+    pending_seals_.push_back(
+        PendingSeal{old, active_durable_position_, active_durable_offset_});
+    if (runtime_.stats != nullptr) {
+      runtime_.stats->segments_rolled.fetch_add(1, std::memory_order_relaxed);
+    }
+  }
+  segments_.push_back(next);
+  active_ = std::move(next);
+  active_durable_position_ = 0;
+  active_durable_offset_ = next_offset_;
+  last_checkpoint_position_ = 0;
+  active_birth_ms_ = -1;
+  dir_sync_needed_ = true;
+  checkpoint_after_roll_ = true;
+  PublishSegmentsLocked();
+  // The sealed segment (and the new file's directory entry) become durable
+  // in the background; with flush.messages <= 0 this is its only sync.
+  RequestSyncLocked();
+  return absl::OkStatus();
+}
+
+absl::StatusOr<bool> Partition::MaybeRoll() {
+  absl::MutexLock lock(&mu_);
+  if (state_ != State::kLeading || stalled_.load() || active_->size() == 0 ||
+      !config_.segment_ms.has_value() || active_birth_ms_ < 0) {
+    return false;
+  }
+  int64_t age_ms = runtime_.clock->NowMillis() - active_birth_ms_;
+  if (age_ms < absl::ToInt64Milliseconds(*config_.segment_ms)) return false;
+  KAAS_RETURN_IF_ERROR(RollLocked(static_cast<uint32_t>(leader_epoch_)));
+  return true;
+}
+
+}  // namespace kaas

@@ -1,0 +1,80 @@
+// File: storage/partition/partition_config.h
+//
+// The per-partition configuration: the engine default overlaid with the
+// topic's `.config.json` overrides (storage/engine/topic_config.h). A running
+// partition picks up a new config at its next append (SetConfig); knobs read
+// only at open are marked so.
+//
+// Thread-safety: a plain value.
+
+#ifndef KAAS_STORAGE_PARTITION_PARTITION_CONFIG_H_
+#define KAAS_STORAGE_PARTITION_PARTITION_CONFIG_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+
+namespace kaas {
+
+// Segment positions are 32-bit in the index files, as in Kafka (whose
+// segment.bytes is an int): a segment never exceeds this.
+inline constexpr uint64_t kMaxSegmentBytes = (uint64_t{1} << 31) - 1;
+
+struct PartitionConfig {
+  // Kafka segment.bytes: roll before an append would grow the active segment
+  // past this. A batch larger than this is rejected (RECORD_LIST_TOO_LARGE).
+  uint64_t segment_bytes = uint64_t{1} << 30;
+
+  // Kafka segment.ms: roll a non-empty active segment this long after its
+  // first append (nullopt: never roll by age). Also what makes a quiet topic
+  // roll so that retention can apply.
+  std::optional<absl::Duration> segment_ms = absl::Hours(24 * 7);
+
+  // Kafka index.interval.bytes: sparse index density. Read at open.
+  uint64_t index_interval_bytes = 4096;
+
+  // Kafka flush.messages: a background fdatasync is started after this many
+  // records; <= 0 means only at roll and close. With exactly 1, reads stop
+  // at the durable end, so consumers never see a record a crash could take
+  // back; otherwise reads may run to the log end. acks=all appends are always
+  // made durable before they complete, whatever this says.
+  int64_t flush_interval_messages = 1;
+
+  // Fsync watchdog: an fdatasync taking longer than this (from request to
+  // completion) stalls the partition (zero disables the watchdog).
+  absl::Duration fsync_max_latency = absl::Seconds(30);
+
+  // A recovery checkpoint (and state snapshot) is written after each fsync
+  // that makes this much more of the active segment durable.
+  uint64_t checkpoint_interval_bytes = uint64_t{64} << 20;
+
+  // Kafka producer.id.expiration.ms.
+  int64_t producer_id_expiration_ms = 86400000;
+
+  // Kafka max.message.bytes: larger batches are rejected (MESSAGE_TOO_LARGE);
+  // 0 means no limit beyond segment_bytes.
+  uint64_t max_message_bytes = 0;
+
+  // Retention (used by //cleaner). Kafka retention.ms / retention.bytes:
+  // nullopt keeps forever (Kafka -1).
+  std::optional<absl::Duration> retention_ms = absl::Hours(24 * 7);
+  std::optional<uint64_t> retention_bytes;
+  // Kafka cleanup.policy contains "delete" (compact-only topics are not
+  // subject to delete retention).
+  bool cleanup_delete = true;
+
+  // Checks ranges; the message names the field and the value.
+  absl::Status Validate() const;
+};
+
+bool operator==(const PartitionConfig& a, const PartitionConfig& b);
+inline bool operator!=(const PartitionConfig& a, const PartitionConfig& b) {
+  return !(a == b);
+}
+
+}  // namespace kaas
+
+#endif  // KAAS_STORAGE_PARTITION_PARTITION_CONFIG_H_

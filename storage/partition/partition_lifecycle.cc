@@ -1,0 +1,352 @@
+// Leadership (take-over, relinquish, abandon), the log start offset and
+// producer fences/expiry.
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "base/status_macros.h"
+#include "fs/fs_util.h"
+#include "glog/logging.h"
+#include "storage/common/storage_error.h"
+#include "storage/metadata/partition_files.h"
+#include "storage/partition/partition.h"
+
+namespace kaas {
+
+metadata::PartitionManifest Partition::ManifestLocked() const {
+  metadata_mu_.AssertHeld();
+  metadata::PartitionManifest manifest;
+  manifest.set_leader_epoch(leader_epoch_);
+  manifest.set_log_start_offset(log_start_offset_);
+  manifest.set_log_end_offset(next_offset_);
+  for (const metadata::EpochStart& start : epochs_) {
+    *manifest.add_epochs() = start;
+  }
+  return manifest;
+}
+
+absl::Status Partition::SyncAllLocked(Completions* done) {
+  absl::Status status;
+  for (const PendingSeal& seal : pending_seals_) {
+    status = seal.segment->DataSync();
+    if (status.ok()) status = seal.segment->PersistIndexes();
+    if (!status.ok()) break;
+  }
+  if (status.ok()) status = runtime_.fs->SyncDir(dir_);
+  if (status.ok()) status = active_->DataSync();
+  if (StorageStats* stats = runtime_.stats) {
+    stats->fsyncs.fetch_add(1, std::memory_order_relaxed);
+    if (!status.ok()) {
+      stats->fsync_failures.fetch_add(1, std::memory_order_relaxed);
+    }
+  }
+  if (!status.ok()) {
+    if (!stalled_.load()) {
+      StallLocked(absl::InternalError(
+          absl::StrCat("fdatasync failed: ", status.message())), done);
+    }
+    return stall_status_.ok() ? status : stall_status_;
+  }
+  for (const PendingSeal& seal : pending_seals_) {
+    seal.segment->ReleaseWriteHandle();
+  }
+  pending_seals_.clear();
+  dir_sync_needed_ = false;
+  active_durable_position_ = active_->size();
+  active_durable_offset_ = next_offset_;
+  PublishDurableLocked(next_offset_, done);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<int64_t> Partition::TakeOver(int64_t leader_epoch) {
+  if (leader_epoch < 0 || leader_epoch > UINT32_MAX) {
+    return StorageError(StorageErrorCode::kInvalidRequest,
+                        absl::StrCat("leader epoch ", leader_epoch,
+                                     " is out of range [0, 2^32)"));
+  }
+  absl::MutexLock metadata_lock(&metadata_mu_);
+  Completions done;
+  absl::Status failure;
+  metadata::PartitionManifest manifest;
+  metadata::RecoveryCheckpoint checkpoint;
+  metadata::PartitionStateSnapshot snapshot;
+  {
+    absl::MutexLock lock(&mu_);
+    if (state_ == State::kClosed) {
+      return StorageError(StorageErrorCode::kNotLeader,
+                          absl::StrCat(dir_, ": leadership was given up"));
+    }
+    if (leader_epoch < leader_epoch_ ||
+        (leader_epoch == leader_epoch_ && state_ == State::kLeading)) {
+      if (state_ == State::kLeading) return next_offset_;  // idempotent
+      return StorageError(
+          StorageErrorCode::kNotLeader,
+          absl::StrFormat("%s: leader epoch %d is older than the durable "
+                          "epoch %d",
+                          dir_, leader_epoch, leader_epoch_));
+    }
+    if (stalled_.load()) return stall_status_;
+    // A write never precedes the epoch roll: every byte of epoch E goes to a
+    // file stamped E. A re-drive after a partial failure finds the roll
+    // already done.
+    if (active_->epoch() != static_cast<uint32_t>(leader_epoch)) {
+      KAAS_RETURN_IF_ERROR(RollLocked(static_cast<uint32_t>(leader_epoch)));
+    }
+    failure = SyncAllLocked(&done);
+  }
+  Complete(done);
+  if (!failure.ok()) return failure;
+  {
+    absl::MutexLock lock(&mu_);
+    if (state_ == State::kClosed) {
+      return StorageError(StorageErrorCode::kNotLeader,
+                          absl::StrCat(dir_, ": leadership was given up"));
+    }
+    manifest = ManifestLocked();
+    manifest.set_leader_epoch(leader_epoch);
+    if (epochs_.empty() || epochs_.back().epoch() < leader_epoch) {
+      metadata::EpochStart* start = manifest.add_epochs();
+      start->set_epoch(leader_epoch);
+      start->set_start_offset(next_offset_);
+      // An epoch that wrote nothing is dropped from the history (Kafka does
+      // the same): it starts where its successor does.
+      int n = manifest.epochs_size();
+      if (n >= 2 && manifest.epochs(n - 2).start_offset() == next_offset_) {
+        manifest.mutable_epochs()->SwapElements(n - 2, n - 1);
+        manifest.mutable_epochs()->RemoveLast();
+      }
+    }
+    checkpoint = CheckpointLocked();
+    snapshot = StateSnapshotLocked();
+    snapshot.set_leader_epoch(leader_epoch);
+    checkpoint_after_roll_ = false;
+    last_checkpoint_position_ = active_->size();
+  }
+  KAAS_ASSIGN_OR_RETURN(
+      metadata::ManifestWrite written,
+      metadata::WriteManifestUnlessSuperseded(*runtime_.fs, dir_, manifest));
+  if (written.superseded) {
+    // D-15: another leader took over with a higher epoch; adopting ours
+    // would let this engine write under a fenced epoch.
+    return StorageError(
+        StorageErrorCode::kNotLeader,
+        absl::StrFormat("%s: superseded by leader epoch %d on disk (asked "
+                        "for %d)",
+                        dir_, written.on_disk.leader_epoch(), leader_epoch));
+  }
+  epochs_.assign(manifest.epochs().begin(), manifest.epochs().end());
+  int64_t log_end;
+  {
+    absl::MutexLock lock(&mu_);
+    leader_epoch_ = leader_epoch;
+    state_ = State::kLeading;
+    PublishOffsetsLocked();
+    log_end = next_offset_;
+  }
+  WriteCheckpointAndSnapshot(checkpoint, snapshot);
+  return log_end;
+}
+
+void Partition::CloseLocked(const absl::Status& waiter_error,
+                            Completions* done) {
+  state_ = State::kClosed;
+  closed_.store(true, std::memory_order_release);
+  for (Waiter& waiter : waiters_) {
+    done->push_back({std::move(waiter.promise), waiter_error});
+  }
+  waiters_.clear();
+  pending_seals_.clear();
+  for (const auto& segment : segments_) {
+    segment->ReleaseWriteHandle();
+    segment->DropReadState();
+  }
+}
+
+absl::Status Partition::Relinquish() {
+  absl::MutexLock metadata_lock(&metadata_mu_);
+  Completions done;
+  absl::Status result;
+  metadata::PartitionManifest manifest;
+  metadata::RecoveryCheckpoint checkpoint;
+  metadata::PartitionStateSnapshot snapshot;
+  bool persist = false;
+  {
+    absl::MutexLock lock(&mu_);
+    if (state_ == State::kClosed) return absl::OkStatus();
+    // New appends are refused from here on.
+    bool was_leading = state_ == State::kLeading;
+    state_ = State::kClosed;
+    closed_.store(true, std::memory_order_release);
+    absl::StatusOr<metadata::PartitionManifest> on_disk =
+        metadata::ReadManifest(*runtime_.fs, dir_);
+    bool superseded = on_disk.ok() && on_disk->leader_epoch() > leader_epoch_;
+    if (superseded) {
+      LOG(INFO) << dir_ << ": a newer leader (epoch " << on_disk->leader_epoch()
+                << ") took over; relinquishing without persisting";
+    } else if (was_leading && !stalled_.load()) {
+      result = SyncAllLocked(&done);
+      if (result.ok()) result = active_->PersistIndexes();
+      if (result.ok()) {
+        manifest = ManifestLocked();
+        checkpoint = CheckpointLocked();
+        snapshot = StateSnapshotLocked();
+        persist = true;
+      }
+    }
+    CloseLocked(StorageError(StorageErrorCode::kNotLeader,
+                             absl::StrCat(dir_, ": leadership was given up "
+                                                "before the append became "
+                                                "durable")),
+                &done);
+  }
+  Complete(done);
+  if (persist) {
+    WriteCheckpointAndSnapshot(checkpoint, snapshot, /*final=*/true);
+    absl::StatusOr<metadata::ManifestWrite> written =
+        metadata::WriteManifestUnlessSuperseded(*runtime_.fs, dir_, manifest);
+    if (!written.ok()) result = written.status();
+  }
+  return result;
+}
+
+void Partition::Abandon() {
+  Completions done;
+  {
+    absl::MutexLock lock(&mu_);
+    if (state_ == State::kClosed) return;
+    CloseLocked(StorageError(StorageErrorCode::kNotLeader,
+                             absl::StrCat(dir_, ": the partition was "
+                                                "abandoned")),
+                &done);
+  }
+  Complete(done);
+}
+
+absl::StatusOr<int64_t> Partition::DeleteRecords(int64_t target) {
+  if (target < 0) target = HighWatermark();
+  KAAS_ASSIGN_OR_RETURN(LogStartAdvance advance, AdvanceLogStart(target));
+  return advance.log_start_offset;
+}
+
+absl::StatusOr<LogStartAdvance> Partition::AdvanceLogStart(int64_t target) {
+  absl::MutexLock metadata_lock(&metadata_mu_);
+  metadata::PartitionManifest manifest;
+  {
+    absl::MutexLock lock(&mu_);
+    if (state_ != State::kLeading) {
+      return StorageError(StorageErrorCode::kNotLeader,
+                          absl::StrCat(dir_, ": not led here"));
+    }
+    int64_t high_watermark = HighWatermark();
+    if (target > high_watermark || target < 0) {
+      return StorageError(
+          StorageErrorCode::kOffsetOutOfRange,
+          absl::StrFormat("%s: cannot delete records up to %d, the high "
+                          "watermark is %d",
+                          dir_, target, high_watermark));
+    }
+    if (target <= log_start_offset_) {
+      return LogStartAdvance{log_start_offset_, 0, 0};
+    }
+    manifest = ManifestLocked();
+    manifest.set_log_start_offset(target);
+  }
+  // Kafka's leader-epoch cache forgets what lies below the log start,
+  // keeping the epoch that covers it.
+  std::vector<metadata::EpochStart> epochs;
+  for (const metadata::EpochStart& start : manifest.epochs()) {
+    if (!epochs.empty() && start.start_offset() <= target) epochs.clear();
+    epochs.push_back(start);
+  }
+  if (!epochs.empty() && epochs.front().start_offset() < target) {
+    epochs.front().set_start_offset(target);
+  }
+  manifest.clear_epochs();
+  for (const metadata::EpochStart& start : epochs) *manifest.add_epochs() = start;
+
+  // Durable before any file goes: a crash between the two never brings the
+  // deleted records back, and never leaves a log start below the data.
+  KAAS_ASSIGN_OR_RETURN(
+      metadata::ManifestWrite written,
+      metadata::WriteManifestUnlessSuperseded(*runtime_.fs, dir_, manifest));
+  if (written.superseded) {
+    return StorageError(
+        StorageErrorCode::kNotLeader,
+        absl::StrFormat("%s: superseded by leader epoch %d", dir_,
+                        written.on_disk.leader_epoch()));
+  }
+  epochs_ = epochs;
+
+  LogStartAdvance advance;
+  SegmentList doomed;
+  {
+    absl::MutexLock lock(&mu_);
+    log_start_offset_ = std::max(log_start_offset_, target);
+    {
+      absl::MutexLock txn_lock(&txn_mu_);
+      txns_.EvictBelow(log_start_offset_);
+    }
+    // Closed segments entirely below the log start go; the active one never.
+    size_t keep_from = 0;
+    while (keep_from + 1 < segments_.size() &&
+           segments_[keep_from + 1]->base_offset() <= log_start_offset_) {
+      ++keep_from;
+    }
+    doomed.assign(segments_.begin(), segments_.begin() + keep_from);
+    segments_.erase(segments_.begin(), segments_.begin() + keep_from);
+    pending_seals_.erase(
+        std::remove_if(pending_seals_.begin(), pending_seals_.end(),
+                       [&](const PendingSeal& seal) {
+                         return std::find(doomed.begin(), doomed.end(),
+                                          seal.segment) != doomed.end();
+                       }),
+        pending_seals_.end());
+    PublishSegmentsLocked();
+    PublishOffsetsLocked();
+    advance.log_start_offset = log_start_offset_;
+  }
+  for (const auto& segment : doomed) {
+    uint64_t size = segment->size();
+    absl::Status status = segment->DeleteFiles();
+    if (!status.ok()) {
+      // The log start is already durable: the segment is invisible; a later
+      // open deletes what is left (it lies below the log start).
+      LOG(WARNING) << dir_ << ": could not delete a segment below the log "
+                   << "start: " << status;
+      continue;
+    }
+    ++advance.segments_deleted;
+    advance.bytes_deleted += size;
+  }
+  if (!doomed.empty()) {
+    absl::Status status = runtime_.fs->SyncDir(dir_);
+    LOG_IF(WARNING, !status.ok()) << dir_ << ": directory sync: " << status;
+  }
+  if (StorageStats* stats = runtime_.stats) {
+    stats->segments_deleted.fetch_add(advance.segments_deleted,
+                                      std::memory_order_relaxed);
+    stats->bytes_deleted.fetch_add(advance.bytes_deleted,
+                                   std::memory_order_relaxed);
+  }
+  return advance;
+}
+
+absl::Status Partition::FenceProducer(int64_t producer_id, int16_t epoch) {
+  absl::MutexLock lock(&mu_);
+  return producers_.Fence(producer_id, epoch, runtime_.clock->NowMillis());
+}
+
+void Partition::ExpireProducers() {
+  absl::MutexLock lock(&mu_);
+  absl::ReaderMutexLock txn_lock(&txn_mu_);
+  producers_.RemoveExpired(runtime_.clock->NowMillis(),
+                           config_.producer_id_expiration_ms,
+                           [this](int64_t producer_id) {
+                             txn_mu_.AssertReaderHeld();
+                             return txns_.HasOpenTransaction(producer_id);
+                           });
+}
+
+}  // namespace kaas

@@ -1,0 +1,243 @@
+// The read side: fetches, ListOffsets by timestamp, OffsetForLeaderEpoch.
+// Nothing here takes the partition lock.
+
+#include <algorithm>
+#include <memory>
+#include <utility>
+
+#include "absl/strings/cord.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "base/status_macros.h"
+#include "storage/batch/record_batch.h"
+#include "storage/batch/records.h"
+#include "storage/common/storage_error.h"
+#include "storage/partition/partition.h"
+
+namespace kaas {
+namespace {
+
+// Kafka ListOffsets special timestamps.
+constexpr int64_t kLatestTimestamp = -1;
+constexpr int64_t kEarliestTimestamp = -2;
+constexpr int64_t kMaxTimestamp = -3;
+
+// The segment holding `offset`: the last one whose base offset is <= it.
+size_t SegmentIndexFor(
+    const std::vector<std::shared_ptr<segment::Segment>>& segments,
+    int64_t offset) {
+  auto it = std::upper_bound(
+      segments.begin(), segments.end(), offset,
+      [](int64_t value, const std::shared_ptr<segment::Segment>& segment) {
+        return value < segment->base_offset();
+      });
+  return it == segments.begin() ? 0 : (it - segments.begin()) - 1;
+}
+
+// Counts the records of the batches in `bytes` (whole, valid batches).
+int64_t CountRecords(absl::string_view bytes) {
+  int64_t records = 0;
+  while (bytes.size() >= batch_layout::kHeaderSize) {
+    absl::StatusOr<size_t> size = PeekBatchSize(bytes);
+    if (!size.ok() || *size > bytes.size()) break;
+    records += ReadBigEndian32(bytes.data() + batch_layout::kRecordCount);
+    bytes.remove_prefix(*size);
+  }
+  return records;
+}
+
+}  // namespace
+
+absl::StatusOr<ReadResult> Partition::Read(int64_t offset, size_t max_bytes,
+                                           Isolation isolation) {
+  if (closed_.load(std::memory_order_acquire)) {
+    return StorageError(StorageErrorCode::kNotLeader,
+                        absl::StrCat(dir_, ": leadership was given up"));
+  }
+  absl::Time started = absl::Now();
+  // Bounds only grow; reading the segment list first means every offset
+  // below the bounds read next lies in a listed segment.
+  std::shared_ptr<const SegmentList> segments = segments_snapshot();
+  ReadResult result;
+  result.log_start_offset = LogStartOffset();
+  result.high_watermark = HighWatermark();
+  result.last_stable_offset = LastStableOffset();
+  result.next_offset = offset;
+  if (offset < result.log_start_offset || offset > result.high_watermark) {
+    return StorageError(
+        StorageErrorCode::kOffsetOutOfRange,
+        absl::StrFormat("%s: offset %d is outside the log [%d, %d]", dir_,
+                        offset, result.log_start_offset,
+                        result.high_watermark));
+  }
+  const int64_t bound = isolation == Isolation::kReadCommitted
+                            ? result.last_stable_offset
+                            : result.high_watermark;
+  size_t budget = max_bytes;
+  for (size_t i = SegmentIndexFor(*segments, offset);
+       i < segments->size() && result.next_offset < bound; ++i) {
+    const std::shared_ptr<segment::Segment>& segment = (*segments)[i];
+    int64_t end = bound;
+    if (i + 1 < segments->size()) {
+      end = std::min(end, (*segments)[i + 1]->base_offset());
+    }
+    if (result.next_offset >= end) continue;
+    absl::StatusOr<segment::BatchReadResult> read =
+        segment->Read(result.next_offset, end, budget);
+    if (!read.ok()) {
+      if (absl::IsNotFound(read.status()) &&
+          result.next_offset < LogStartOffset()) {
+        // Deleted by a concurrent DeleteRecords/retention.
+        return StorageError(
+            StorageErrorCode::kOffsetOutOfRange,
+            absl::StrFormat("%s: offset %d was deleted while being read", dir_,
+                            result.next_offset));
+      }
+      return StorageError(StorageErrorCode::kStorageError,
+                          absl::StrCat("read ", dir_, ": ",
+                                       read.status().message()));
+    }
+    absl::string_view bytes = read->batches_view();
+    if (result.batches > 0 && bytes.size() > budget) {
+      break;  // the first batch of the next segment does not fit
+    }
+    if (!bytes.empty()) {
+      auto holder =
+          std::make_shared<segment::BatchReadResult>(*std::move(read));
+      absl::string_view view = holder->batches_view();
+      result.records.Append(
+          absl::MakeCordFromExternal(view, [holder](absl::string_view) {}));
+      result.batches += holder->batches;
+      result.next_offset = holder->next_offset;
+      budget -= std::min(budget, view.size());
+      if (!holder->reached_end || budget == 0) break;
+    } else {
+      if (!read->reached_end) break;
+      result.next_offset = std::max(result.next_offset, end);
+    }
+  }
+  if (isolation == Isolation::kReadCommitted) {
+    result.aborted_transactions =
+        AbortedTransactions(offset, std::max(offset + 1, result.next_offset));
+  }
+  if (StorageStats* stats = runtime_.stats) {
+    stats->read_calls.fetch_add(1, std::memory_order_relaxed);
+    stats->read_batches.fetch_add(result.batches, std::memory_order_relaxed);
+    int64_t records = 0;
+    for (absl::string_view chunk : result.records.Chunks()) {
+      records += CountRecords(chunk);
+    }
+    stats->read_records.fetch_add(records, std::memory_order_relaxed);
+    stats->read_bytes.fetch_add(result.records.size(),
+                                std::memory_order_relaxed);
+    stats->read_latency.Record(absl::Now() - started);
+  }
+  return result;
+}
+
+absl::StatusOr<OffsetAndTimestamp> Partition::OffsetForTimestamp(
+    int64_t timestamp) {
+  std::shared_ptr<const SegmentList> segments = segments_snapshot();
+  const int64_t log_start = LogStartOffset();
+  const int64_t high_watermark = HighWatermark();
+  if (timestamp == kLatestTimestamp) return OffsetAndTimestamp{high_watermark, -1};
+  if (timestamp == kEarliestTimestamp) return OffsetAndTimestamp{log_start, -1};
+  if (timestamp < 0 && timestamp != kMaxTimestamp) {
+    return StorageError(
+        StorageErrorCode::kInvalidRequest,
+        absl::StrCat("unsupported ListOffsets timestamp ", timestamp));
+  }
+
+  if (timestamp == kMaxTimestamp) {
+    // The segment holding the largest timestamp, then its first batch
+    // carrying it.
+    int64_t best = -1;
+    size_t best_index = 0;
+    for (size_t i = 0; i < segments->size(); ++i) {
+      KAAS_ASSIGN_OR_RETURN(segment::SegmentTimeInfo info,
+                            (*segments)[i]->GetTimeInfo());
+      if (info.max_timestamp > best) {
+        best = info.max_timestamp;
+        best_index = i;
+      }
+    }
+    if (best < 0) return OffsetAndTimestamp{};
+    timestamp = best;
+    segments = std::make_shared<const SegmentList>(
+        segments->begin() + best_index, segments->end());
+  }
+
+  for (size_t i = 0; i < segments->size(); ++i) {
+    const std::shared_ptr<segment::Segment>& segment = (*segments)[i];
+    int64_t end = high_watermark;
+    if (i + 1 < segments->size()) {
+      end = std::min(end, (*segments)[i + 1]->base_offset());
+    }
+    if (end <= log_start) continue;
+    KAAS_ASSIGN_OR_RETURN(segment::SegmentTimeInfo info, segment->GetTimeInfo());
+    if (info.max_timestamp < timestamp) continue;
+    KAAS_ASSIGN_OR_RETURN(std::optional<segment::TimestampHit> hit,
+                          segment->FindByTimestamp(timestamp, end));
+    if (!hit.has_value()) continue;
+    OffsetAndTimestamp answer{hit->offset, hit->timestamp};
+    // Refine to the first record with a timestamp >= the target when the
+    // batch is readable (uncompressed, CreateTime); otherwise the batch's
+    // first offset and largest timestamp answer.
+    absl::StatusOr<segment::BatchReadResult> batch =
+        segment->Read(hit->offset, end, 1);
+    if (batch.ok() && batch->batches > 0) {
+      absl::StatusOr<RecordBatchView> view =
+          RecordBatchView::ParseHeader(batch->batches_view().substr(
+              0, PeekBatchSize(batch->batches_view()).value_or(0)));
+      if (view.ok() && view->timestamp_type() == TimestampType::kCreateTime) {
+        absl::StatusOr<std::vector<Record>> records = DecodeRecords(*view);
+        if (records.ok()) {
+          for (const Record& record : *records) {
+            int64_t record_time = view->base_timestamp() + record.timestamp_delta;
+            if (record_time >= timestamp) {
+              answer = {view->base_offset() + record.offset_delta, record_time};
+              break;
+            }
+          }
+        }
+      }
+    }
+    if (answer.offset < log_start) answer.offset = log_start;
+    if (answer.offset >= high_watermark) return OffsetAndTimestamp{};
+    return answer;
+  }
+  return OffsetAndTimestamp{};
+}
+
+EpochEndOffset Partition::OffsetForLeaderEpoch(int64_t leader_epoch) const {
+  // Kafka's LeaderEpochFileCache.endOffsetFor.
+  absl::MutexLock lock(&metadata_mu_);
+  if (leader_epoch < 0 || epochs_.empty()) return EpochEndOffset{};
+  if (epochs_.back().epoch() == leader_epoch) {
+    return EpochEndOffset{leader_epoch, LogEndOffset()};
+  }
+  auto higher = std::upper_bound(
+      epochs_.begin(), epochs_.end(), leader_epoch,
+      [](int64_t epoch, const metadata::EpochStart& start) {
+        return epoch < start.epoch();
+      });
+  if (higher == epochs_.end()) return EpochEndOffset{};
+  if (higher == epochs_.begin()) {
+    return EpochEndOffset{leader_epoch, higher->start_offset()};
+  }
+  return EpochEndOffset{std::prev(higher)->epoch(), higher->start_offset()};
+}
+
+absl::StatusOr<std::vector<SegmentSummary>>
+Partition::SegmentsWithTimestamps() {
+  std::shared_ptr<const SegmentList> segments = segments_snapshot();
+  std::vector<SegmentSummary> out = SummarizeSegments(*segments);
+  for (size_t i = 0; i < segments->size(); ++i) {
+    KAAS_ASSIGN_OR_RETURN(segment::SegmentTimeInfo info,
+                          (*segments)[i]->GetTimeInfo());
+    out[i].max_timestamp = info.max_timestamp;
+  }
+  return out;
+}
+
+}  // namespace kaas

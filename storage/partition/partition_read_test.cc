@@ -1,0 +1,182 @@
+// Read path: KIP-74, bounds, out-of-range, visibility, timestamps, epochs.
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "storage/batch/record_batch.h"
+#include "storage/common/storage_error.h"
+#include "storage/partition/partition_test_fixture.h"
+#include "testing/status_matchers.h"
+
+namespace kaas {
+namespace {
+
+using ::kaas::testing::HasStorageError;
+
+TEST_F(PartitionTest, ReadStartsAtTheBatchContainingTheOffset) {
+  auto partition = OpenLeader();
+  AppendDurably(*partition, Batch(4));  // offsets 0..3
+  AppendDurably(*partition, Batch(4));  // 4..7
+  ASSERT_OK_AND_ASSIGN(ReadResult read,
+                       partition->Read(6, 1 << 20, Isolation::kReadUncommitted));
+  ASSERT_EQ(read.batches, 1);
+  EXPECT_EQ(ReadBigEndian64(std::string(read.records).data()), 4);
+  EXPECT_EQ(read.next_offset, 8);
+  EXPECT_EQ(read.high_watermark, 8);
+}
+
+// D-8: KIP-74, the first batch is returned whole even when larger than
+// max_bytes; later batches only if they fit.
+TEST_F(PartitionTest, FirstBatchIsWholeEvenWhenLargerThanMaxBytes) {
+  auto partition = OpenLeader();
+  std::string big = Batch(1, 2000);
+  AppendDurably(*partition, big);
+  AppendDurably(*partition, Batch(1, 10));
+  ASSERT_OK_AND_ASSIGN(ReadResult read,
+                       partition->Read(0, 100, Isolation::kReadUncommitted));
+  EXPECT_EQ(read.batches, 1);
+  EXPECT_EQ(read.records.size(), big.size());
+  ASSERT_OK_AND_ASSIGN(read, partition->Read(0, big.size() + 10,
+                                             Isolation::kReadUncommitted));
+  EXPECT_EQ(read.batches, 1);  // the second batch does not fit whole
+}
+
+// D-7: out-of-range offsets are errors, not silent clamping.
+TEST_F(PartitionTest, OffsetsOutsideTheLogAreOutOfRange) {
+  auto partition = OpenLeader();
+  AppendDurably(*partition, Batch(3));
+  ASSERT_OK_AND_ASSIGN(ReadResult at_end,
+                       partition->Read(3, 1024, Isolation::kReadUncommitted));
+  EXPECT_EQ(at_end.batches, 0);
+  EXPECT_THAT(partition->Read(4, 1024, Isolation::kReadUncommitted).status(),
+              HasStorageError(StorageErrorCode::kOffsetOutOfRange));
+  ASSERT_OK(partition->DeleteRecords(2).status());
+  EXPECT_THAT(partition->Read(1, 1024, Isolation::kReadUncommitted).status(),
+              HasStorageError(StorageErrorCode::kOffsetOutOfRange));
+  // The log start may fall inside a batch: that batch is returned whole.
+  ASSERT_OK_AND_ASSIGN(ReadResult read,
+                       partition->Read(2, 1024, Isolation::kReadUncommitted));
+  EXPECT_EQ(read.batches, 1);
+}
+
+// D-5: a closed segment is read only up to the next segment's base offset,
+// even if a deposed leader appended more bytes to its file.
+TEST_F(PartitionTest, ClosedSegmentReadsStopAtTheNextSegmentBase) {
+  auto partition = OpenLeader(1);
+  AppendDurably(*partition, Batch(2));
+  ASSERT_OK(partition->TakeOver(2).status());  // rolls: segment 0 is closed
+  AppendDurably(*partition, Batch(2), 2);
+  // A deposed leader's late write into the closed segment's file.
+  std::string zombie = Batch(2);
+  WriteBigEndian64(zombie.data(), 2);
+  std::string closed_log = PathOf("00000001-00000000000000000000.log");
+  {
+    ASSERT_OK_AND_ASSIGN(auto file, fs().OpenForWrite(closed_log,
+                                                      fs::OpenMode::kMustExist));
+    ASSERT_OK_AND_ASSIGN(uint64_t size, file->Size());
+    ASSERT_OK(file->WriteAt(size, zombie));
+  }
+  std::string all = ReadAll(*partition);
+  EXPECT_EQ(all.size(), 2 * Batch(2).size());
+  EXPECT_EQ(ReadBigEndian64(all.data() + Batch(2).size()), 2);
+}
+
+// D-6: with flush.messages = 1 a consumer never sees a record that is not
+// durable yet.
+TEST_F(PartitionTest, ReadsStopAtTheDurableEndWithFlushIntervalOne) {
+  auto partition = OpenLeader();
+  AppendDurably(*partition, Batch());
+  fs().BlockSyncs(testing::PathPattern::Substring(".log"));
+  ASSERT_OK_AND_ASSIGN(AppendResult pending,
+                       partition->Append(Batch(), 1, Acks::kLeader));
+  fs().WaitUntilBlockedSyncs(1);
+  EXPECT_EQ(partition->LogEndOffset(), 2);
+  EXPECT_EQ(partition->HighWatermark(), 1);
+  ASSERT_OK_AND_ASSIGN(ReadResult read,
+                       partition->Read(0, 1 << 20, Isolation::kReadUncommitted));
+  EXPECT_EQ(read.batches, 1);
+  fs().ReleaseSyncs();
+  ASSERT_OK(partition->WhenDurable(2).Wait());
+  EXPECT_EQ(partition->HighWatermark(), 2);
+}
+
+TEST_F(PartitionTest, ReadsRunToTheLogEndWithALargerFlushInterval) {
+  PartitionConfig config = SmallConfig();
+  config.flush_interval_messages = 100;
+  auto partition = OpenLeader(1, config);
+  ASSERT_OK(partition->Append(Batch(), 1, Acks::kLeader).status());
+  EXPECT_EQ(partition->HighWatermark(), 1);
+  EXPECT_EQ(ReadAll(*partition).size(), Batch().size());
+}
+
+TEST_F(PartitionTest, OffsetForTimestamp) {
+  auto partition = OpenLeader();
+  for (int i = 0; i < 5; ++i) {
+    testing::BatchBuilder builder;
+    builder.BaseTimestamp(1000 * (i + 1));
+    builder.AddRecord(absl::nullopt, "a", 0).AddRecord(absl::nullopt, "b", 1);
+    AppendDurably(*partition, builder.Build());
+  }
+  // Batch i holds offsets 2i, 2i+1 with timestamps 1000(i+1) and +1.
+  ASSERT_OK_AND_ASSIGN(OffsetAndTimestamp hit,
+                       partition->OffsetForTimestamp(3000));
+  EXPECT_EQ(hit.offset, 4);
+  EXPECT_EQ(hit.timestamp, 3000);
+  ASSERT_OK_AND_ASSIGN(hit, partition->OffsetForTimestamp(3001));
+  EXPECT_EQ(hit.offset, 5);  // refined to the record
+  ASSERT_OK_AND_ASSIGN(hit, partition->OffsetForTimestamp(3500));
+  EXPECT_EQ(hit.offset, 6);
+  ASSERT_OK_AND_ASSIGN(hit, partition->OffsetForTimestamp(9999));
+  EXPECT_EQ(hit.offset, -1);
+  ASSERT_OK_AND_ASSIGN(hit, partition->OffsetForTimestamp(-1));
+  EXPECT_EQ(hit.offset, 10);
+  ASSERT_OK_AND_ASSIGN(hit, partition->OffsetForTimestamp(-2));
+  EXPECT_EQ(hit.offset, 0);
+  ASSERT_OK_AND_ASSIGN(hit, partition->OffsetForTimestamp(-3));
+  EXPECT_EQ(hit.offset, 9);
+  EXPECT_EQ(hit.timestamp, 5001);
+  EXPECT_THAT(partition->OffsetForTimestamp(-7).status(),
+              HasStorageError(StorageErrorCode::kInvalidRequest));
+}
+
+TEST_F(PartitionTest, OffsetForTimestampSurvivesReopen) {
+  PartitionConfig config = SmallConfig();
+  config.segment_bytes = 2048;
+  {
+    auto partition = OpenLeader(1, config);
+    for (int i = 0; i < 30; ++i) {
+      AppendDurably(*partition, Batch(1, 200, /*timestamp=*/100 * i));
+    }
+    ASSERT_OK(partition->Relinquish());
+  }
+  auto partition = OpenLeader(1, config);
+  EXPECT_GT(partition->Segments().size(), 3u);
+  ASSERT_OK_AND_ASSIGN(OffsetAndTimestamp hit,
+                       partition->OffsetForTimestamp(1750));
+  EXPECT_EQ(hit.offset, 18);
+  ASSERT_OK_AND_ASSIGN(hit, partition->OffsetForTimestamp(-3));
+  EXPECT_EQ(hit.offset, 29);
+}
+
+TEST_F(PartitionTest, OffsetForLeaderEpoch) {
+  auto partition = OpenLeader(1);
+  AppendDurably(*partition, Batch(3), 1);  // epoch 1: [0, 3)
+  ASSERT_OK(partition->TakeOver(3).status());
+  AppendDurably(*partition, Batch(2), 3);  // epoch 3: [3, 5)
+  ASSERT_OK(partition->TakeOver(4).status());
+  AppendDurably(*partition, Batch(1), 4);  // epoch 4: [5, 6)
+  auto expect = [&](int64_t asked, int64_t epoch, int64_t end) {
+    EpochEndOffset answer = partition->OffsetForLeaderEpoch(asked);
+    EXPECT_EQ(answer.leader_epoch, epoch) << asked;
+    EXPECT_EQ(answer.end_offset, end) << asked;
+  };
+  expect(1, 1, 3);
+  expect(2, 1, 3);  // no epoch 2: the largest below it
+  expect(3, 3, 5);
+  expect(4, 4, 6);  // current: the log end
+  expect(5, -1, -1);
+  expect(0, 0, 0);  // below the first known epoch
+}
+
+}  // namespace
+}  // namespace kaas

@@ -1,0 +1,326 @@
+// Recovery: torn tails, flipped bits, garbage, index damage, deposed
+// leaders' segments, checkpoints and corrupt metadata files.
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "fs/fs_util.h"
+#include "fs/posix_file_system.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "storage/batch/record_batch.h"
+#include "storage/common/storage_error.h"
+#include "storage/metadata/metadata_file.h"
+#include "storage/metadata/partition_files.h"
+#include "storage/partition/partition_test_fixture.h"
+#include "testing/status_matchers.h"
+
+namespace kaas {
+namespace {
+
+using ::kaas::testing::HasStorageErrorWithMessage;
+using ::testing::Contains;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+constexpr absl::string_view kFirstLog = "00000001-00000000000000000000.log";
+constexpr absl::string_view kFirstIndex = "00000001-00000000000000000000.index";
+
+class RecoveryTest : public PartitionTest {
+ protected:
+  // Writes `batches` single-record batches at epoch 1, then abandons (as a
+  // crash would, without a final checkpoint) and removes the checkpoint so
+  // that recovery verifies the whole log.
+  void WriteLog(int batches, size_t value_size = 40) {
+    auto partition = OpenLeader(1);
+    for (int i = 0; i < batches; ++i) {
+      AppendDurably(*partition, Batch(1, value_size));
+    }
+    batch_size_ = Batch(1, value_size).size();
+    partition->Abandon();
+    RemoveCheckpoint();
+  }
+  void RemoveCheckpoint() {
+    fs::PosixFileSystem::Default()
+        ->Unlink(PathOf(metadata::kCheckpointFileName))
+        .IgnoreError();
+  }
+  std::string ReadFile(absl::string_view name) {
+    return fs::ReadFileToString(*fs::PosixFileSystem::Default(), PathOf(name))
+        .value();
+  }
+  void WriteFile(absl::string_view name, absl::string_view content) {
+    ASSERT_OK(fs::WriteStringToFile(*fs::PosixFileSystem::Default(),
+                                    PathOf(name), content));
+  }
+  size_t batch_size_ = 0;
+};
+
+// D-11: torn tails of every length, including ones shorter than the 12-byte
+// length prefix, are truncated; appends after recovery survive the next one.
+TEST_F(RecoveryTest, TornTailsOfEveryLengthAreTruncated) {
+  WriteLog(3);
+  std::string clean = ReadFile(kFirstLog);
+  std::string extra = Batch(1, 40);
+  for (size_t cut = 1; cut < extra.size(); ++cut) {
+    SCOPED_TRACE(absl::StrCat("tail of ", cut, " bytes"));
+    WriteFile(kFirstLog, clean + extra.substr(0, cut));
+    RemoveCheckpoint();
+    OpenReport report;
+    auto partition = OpenLeader(1, SmallConfig(), &report);
+    EXPECT_EQ(partition->LogEndOffset(), 3);
+    EXPECT_EQ(report.truncated_bytes, cut);
+    EXPECT_EQ(AppendDurably(*partition, Batch(1, 40)), 3);
+    partition->Abandon();
+    RemoveCheckpoint();
+    partition = Open();
+    EXPECT_EQ(partition->LogEndOffset(), 4);
+    partition->Abandon();
+    WriteFile(kFirstLog, clean);
+  }
+}
+
+TEST_F(RecoveryTest, AFlippedBitInTheLastBatchTruncatesIt) {
+  WriteLog(3);
+  std::string clean = ReadFile(kFirstLog);
+  const size_t last = 2 * batch_size_;
+  // Every header field's bytes (except partitionLeaderEpoch [12, 16), which
+  // nothing covers) and some payload bytes.
+  std::vector<size_t> positions;
+  for (size_t i = 0; i < batch_layout::kHeaderSize; ++i) {
+    if (i >= 12 && i < 16) continue;
+    positions.push_back(i);
+  }
+  positions.push_back(batch_layout::kHeaderSize + 3);
+  positions.push_back(batch_size_ - 1);
+  for (size_t position : positions) {
+    SCOPED_TRACE(absl::StrCat("byte ", position, " of the last batch"));
+    std::string corrupt = clean;
+    corrupt[last + position] ^= 0x10;
+    WriteFile(kFirstLog, corrupt);
+    RemoveCheckpoint();
+    OpenReport report;
+    auto partition = Open(SmallConfig(), &report);
+    EXPECT_EQ(partition->LogEndOffset(), 2);
+    EXPECT_EQ(ReadFile(kFirstLog).size(), last);
+    EXPECT_FALSE(report.problems.empty());
+    partition->Abandon();
+    WriteFile(kFirstLog, clean);
+  }
+}
+
+TEST_F(RecoveryTest, GarbageAfterACleanLogIsTruncated) {
+  WriteLog(4);
+  std::string clean = ReadFile(kFirstLog);
+  WriteFile(kFirstLog, clean + std::string(1000, '\x5a'));
+  OpenReport report;
+  auto partition = Open(SmallConfig(), &report);
+  EXPECT_EQ(partition->LogEndOffset(), 4);
+  EXPECT_EQ(report.truncated_bytes, 1000u);
+  EXPECT_EQ(ReadFile(kFirstLog), clean);
+}
+
+TEST_F(RecoveryTest, ZeroFilledTailIsTruncated) {
+  WriteLog(2);
+  std::string clean = ReadFile(kFirstLog);
+  WriteFile(kFirstLog, clean + std::string(4096, '\0'));
+  auto partition = Open();
+  EXPECT_EQ(partition->LogEndOffset(), 2);
+  EXPECT_EQ(ReadFile(kFirstLog), clean);
+}
+
+TEST_F(RecoveryTest, ACleanLogIsNotModified) {
+  WriteLog(5);
+  std::string clean = ReadFile(kFirstLog);
+  OpenReport report;
+  auto partition = Open(SmallConfig(), &report);
+  EXPECT_EQ(report.truncated_bytes, 0u);
+  EXPECT_TRUE(report.problems.empty()) << report.problems[0];
+  EXPECT_EQ(ReadFile(kFirstLog), clean);
+}
+
+// D-22: a garbage length never makes recovery allocate it.
+TEST_F(RecoveryTest, AHugeGarbageLengthIsCorruptionNotAnAllocation) {
+  WriteLog(2);
+  std::string clean = ReadFile(kFirstLog);
+  std::string bogus(12, '\0');
+  WriteBigEndian64(bogus.data(), 2);
+  WriteBigEndian32(bogus.data() + 8, 0x7ffffff0);
+  WriteFile(kFirstLog, clean + bogus + std::string(100, 'x'));
+  auto partition = Open();
+  EXPECT_EQ(partition->LogEndOffset(), 2);
+}
+
+// D-4: missing, truncated, unsorted or bogus index files never serve wrong
+// data; they are rebuilt from the log.
+TEST_F(RecoveryTest, DamagedIndexesAreRebuilt) {
+  PartitionConfig config = SmallConfig();
+  config.index_interval_bytes = 64;
+  struct Case {
+    const char* name;
+    std::function<std::string(const std::string&)> damage;
+  };
+  std::vector<Case> cases = {
+      {"missing", nullptr},
+      {"truncated", [](const std::string& s) { return s.substr(0, s.size() - 3); }},
+      {"unsorted",
+       [](const std::string& s) { return s.substr(8, 8) + s.substr(0, 8) + s.substr(16); }},
+      {"bogus positions", [](const std::string& s) { return std::string(s.size(), '\x7f'); }},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    {
+      auto partition = OpenLeader(1, config);
+      for (int i = 0; i < 30; ++i) AppendDurably(*partition, Batch(1, 40));
+      ASSERT_OK(partition->Relinquish());
+    }
+    std::string index = ReadFile(kFirstIndex);
+    ASSERT_GT(index.size(), 16u);
+    if (c.damage == nullptr) {
+      ASSERT_OK(fs::PosixFileSystem::Default()->Unlink(PathOf(kFirstIndex)));
+    } else {
+      WriteFile(kFirstIndex, c.damage(index));
+    }
+    RemoveCheckpoint();
+    auto partition = OpenLeader(1, config);
+    for (int64_t offset : {0, 7, 15, 29}) {
+      ASSERT_OK_AND_ASSIGN(ReadResult read, partition->Read(
+                                                offset, 1, Isolation::kReadUncommitted));
+      ASSERT_EQ(read.batches, 1);
+      EXPECT_EQ(ReadBigEndian64(std::string(read.records).data()), offset);
+    }
+    ASSERT_OK(partition->Relinquish());
+    EXPECT_EQ(ReadFile(kFirstIndex), index);  // rewritten from the log
+    partition.reset();
+    ASSERT_OK(fs::RemoveTree(*fs::PosixFileSystem::Default(), dir()));
+  }
+}
+
+// D-14: a segment written by a deposed leader after the take-over (lower
+// epoch, higher base offset) is quarantined and never served.
+TEST_F(RecoveryTest, DeposedLeadersSegmentIsQuarantined) {
+  {
+    auto partition = OpenLeader(1);
+    AppendDurably(*partition, Batch(2), 1);
+    ASSERT_OK(partition->TakeOver(2).status());
+    AppendDurably(*partition, Batch(2), 2);
+    ASSERT_OK(partition->Relinquish());
+  }
+  // The old leader rolled on its own at offset 4 (epoch 1 < 2).
+  std::string zombie = Batch(3);
+  WriteBigEndian64(zombie.data(), 4);
+  WriteFile("00000001-00000000000000000004.log", zombie);
+  OpenReport report;
+  auto partition = OpenLeader(2, SmallConfig(), &report);
+  EXPECT_EQ(partition->LogEndOffset(), 4);
+  EXPECT_THAT(ListDir(), Contains("00000001-00000000000000000004.log.quarantined"));
+  EXPECT_THAT(ListDir(), Not(Contains("00000001-00000000000000000004.log")));
+  EXPECT_THAT(report.quarantined,
+              Contains("00000001-00000000000000000004.log"));
+  EXPECT_EQ(ReadAll(*partition).size(), 2 * Batch(2).size());
+}
+
+TEST_F(RecoveryTest, ValidCheckpointBoundsTheScan) {
+  PartitionConfig config = SmallConfig();
+  config.checkpoint_interval_bytes = 1024;
+  {
+    auto partition = OpenLeader(1, config);
+    for (int i = 0; i < 40; ++i) AppendDurably(*partition, Batch(1, 100));
+    partition->Abandon();  // a crash: no final checkpoint
+  }
+  OpenReport report;
+  auto partition = Open(config, &report);
+  EXPECT_TRUE(report.used_checkpoint);
+  EXPECT_LT(report.scanned_bytes, 2048u);
+  EXPECT_EQ(partition->LogEndOffset(), 40);
+}
+
+TEST_F(RecoveryTest, StaleOrCorruptCheckpointMeansAFullScan) {
+  WriteLog(10);
+  // A checkpoint naming another segment is ignored.
+  metadata::RecoveryCheckpoint other;
+  other.set_segment_base_offset(999);
+  other.set_position(0);
+  other.set_next_offset(12345);
+  ASSERT_OK(metadata::WriteCheckpoint(fs(), dir(), other));
+  OpenReport report;
+  auto partition = Open(SmallConfig(), &report);
+  EXPECT_FALSE(report.used_checkpoint);
+  EXPECT_EQ(partition->LogEndOffset(), 10);
+  EXPECT_EQ(report.scanned_bytes, 10 * batch_size_);
+  partition->Abandon();
+  // A position past the end of the file is ignored too.
+  metadata::RecoveryCheckpoint past_end;
+  past_end.set_segment_epoch(1);
+  past_end.set_position(1 << 20);
+  past_end.set_next_offset(99);
+  ASSERT_OK(metadata::WriteCheckpoint(fs(), dir(), past_end));
+  partition = Open(SmallConfig(), &report);
+  EXPECT_EQ(partition->LogEndOffset(), 10);
+  partition->Abandon();
+  // A corrupt checkpoint is set aside and reported.
+  WriteFile(metadata::kCheckpointFileName, "not a checkpoint");
+  OpenReport corrupt;
+  partition = Open(SmallConfig(), &corrupt);
+  EXPECT_EQ(partition->LogEndOffset(), 10);
+  EXPECT_THAT(corrupt.quarantined, Contains("recovery-checkpoint"));
+  EXPECT_THAT(ListDir(), Contains("recovery-checkpoint.corrupt"));
+}
+
+// D-21: a corrupt manifest never makes the partition unopenable; the epoch
+// comes back from the segment names (never lowered).
+TEST_F(RecoveryTest, CorruptManifestIsSetAsideAndRebuilt) {
+  {
+    auto partition = OpenLeader(7);
+    AppendDurably(*partition, Batch(3), 7);
+    ASSERT_OK(partition->Relinquish());
+  }
+  WriteFile(metadata::kManifestFileName, "garbage");
+  OpenReport report;
+  auto partition = OpenLeader(7, SmallConfig(), &report);
+  EXPECT_EQ(partition->LeaderEpoch(), 7);
+  EXPECT_EQ(partition->LogEndOffset(), 3);
+  EXPECT_THAT(ListDir(), Contains("manifest.corrupt"));
+  EXPECT_THAT(report.problems, Contains(HasSubstr("corrupt manifest")));
+  ASSERT_OK_AND_ASSIGN(metadata::PartitionManifest manifest,
+                       metadata::ReadManifest(fs(), dir()));
+  EXPECT_EQ(manifest.leader_epoch(), 7);
+}
+
+TEST_F(RecoveryTest, ManifestFromANewerVersionRefusesToOpen) {
+  WriteLog(1);
+  ASSERT_OK(metadata::WriteMetadataFile(fs(), PathOf(metadata::kManifestFileName),
+                                        metadata::MetadataKind::kManifest, 99,
+                                        metadata::PartitionManifest()));
+  EXPECT_THAT(TryOpen().status(),
+              HasStorageErrorWithMessage(StorageErrorCode::kStorageError,
+                                         HasSubstr("newer than this build")));
+}
+
+TEST_F(RecoveryTest, StrayTempFilesAreRemoved) {
+  WriteLog(1);
+  WriteFile("manifest.0123456789abcdef.tmp", "half written");
+  auto partition = Open();
+  EXPECT_THAT(ListDir(), Not(Contains("manifest.0123456789abcdef.tmp")));
+}
+
+TEST_F(RecoveryTest, AnEmptyDirectoryNeverReusesOffsets) {
+  {
+    auto partition = OpenLeader(1);
+    AppendDurably(*partition, Batch(5), 1);
+    ASSERT_OK(partition->Relinquish());
+  }
+  // Every segment vanished (operator error); the manifest remembers.
+  for (const std::string& name : ListDir()) {
+    if (absl::EndsWith(name, ".log") || absl::EndsWith(name, "index")) {
+      ASSERT_OK(fs::PosixFileSystem::Default()->Unlink(PathOf(name)));
+    }
+  }
+  auto partition = OpenLeader(1);
+  EXPECT_EQ(partition->LogEndOffset(), 5);
+  EXPECT_EQ(AppendDurably(*partition, Batch()), 5);
+}
+
+}  // namespace
+}  // namespace kaas

@@ -1,0 +1,410 @@
+// Group commit: sync cycles on the I/O pool, the fsync watchdog, sticky
+// stalls and their re-arm probe, recovery checkpoints and state snapshots.
+//
+// The invariant that makes acks=all honest is structural: a cycle samples
+// (under the partition lock) the log end offset together with the segments
+// and byte positions that hold it, syncs exactly those (without the lock),
+// and then publishes exactly the sampled offset as durable. Nothing appended
+// after the sample can be published by this cycle; it is picked up by the
+// next one, which starts as soon as this one ends.
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "fs/fs_util.h"
+#include "glog/logging.h"
+#include "storage/common/storage_error.h"
+#include "storage/metadata/partition_files.h"
+#include "storage/partition/partition.h"
+
+namespace kaas {
+
+struct Partition::SyncPlan {
+  int64_t target_offset = 0;
+  std::shared_ptr<segment::Segment> active;
+  uint64_t active_position = 0;
+  std::vector<PendingSeal> seals;
+  bool sync_dir = false;
+  bool checkpoint = false;
+  metadata::RecoveryCheckpoint recovery_checkpoint;
+  metadata::PartitionStateSnapshot snapshot;
+};
+
+void Partition::Complete(Completions& done) {
+  for (Completion& completion : done) {
+    completion.promise.Set(std::move(completion.status));
+  }
+  done.clear();
+}
+
+StatusFuture Partition::DurableFutureLocked(int64_t end_offset) {
+  if (durable_end_ >= end_offset) return StatusFuture::Ready(absl::OkStatus());
+  if (state_ == State::kClosed) {
+    return StatusFuture::Ready(StorageError(
+        StorageErrorCode::kNotLeader,
+        absl::StrCat(dir_, ": leadership was given up")));
+  }
+  if (stalled_.load(std::memory_order_relaxed)) {
+    return StatusFuture::Ready(stall_status_);
+  }
+  Waiter waiter{end_offset, StatusPromise()};
+  StatusFuture future = waiter.promise.GetFuture();
+  // Waiters stay sorted by end offset (a duplicate's waiter may be older).
+  if (waiters_.empty() || waiters_.back().end_offset <= end_offset) {
+    waiters_.push_back(std::move(waiter));
+  } else {
+    auto position = std::upper_bound(
+        waiters_.begin(), waiters_.end(), end_offset,
+        [](int64_t end, const Waiter& w) { return end < w.end_offset; });
+    waiters_.insert(position, std::move(waiter));
+  }
+  RequestSyncLocked();
+  return future;
+}
+
+StatusFuture Partition::WhenDurable(int64_t offset) {
+  absl::MutexLock lock(&mu_);
+  return DurableFutureLocked(std::min(offset, next_offset_));
+}
+
+void Partition::PublishDurableLocked(int64_t offset, Completions* done) {
+  durable_end_ = std::max(durable_end_, offset);
+  while (!waiters_.empty() && waiters_.front().end_offset <= durable_end_) {
+    done->push_back({std::move(waiters_.front().promise), absl::OkStatus()});
+    waiters_.pop_front();
+  }
+  PublishOffsetsLocked();
+}
+
+void Partition::RequestSyncLocked() {
+  if (state_ == State::kClosed || stalled_.load(std::memory_order_relaxed)) {
+    return;
+  }
+  if (sync_in_flight_) {
+    sync_again_ = true;
+    return;
+  }
+  sync_in_flight_ = true;
+  sync_again_ = false;
+  uint64_t generation = ++sync_generation_;
+  std::weak_ptr<Partition> weak = weak_from_this();
+  runtime_.io_pool->Schedule([weak, generation] {
+    if (std::shared_ptr<Partition> self = weak.lock()) self->RunSync(generation);
+  });
+  if (config_.fsync_max_latency > absl::ZeroDuration()) {
+    runtime_.timers->ScheduleAfter(config_.fsync_max_latency,
+                                   [weak, generation] {
+                                     if (std::shared_ptr<Partition> self =
+                                             weak.lock()) {
+                                       self->CheckSyncDeadline(generation);
+                                     }
+                                   });
+  }
+}
+
+metadata::RecoveryCheckpoint Partition::CheckpointLocked() const {
+  metadata::RecoveryCheckpoint checkpoint;
+  checkpoint.set_segment_base_offset(active_->base_offset());
+  checkpoint.set_segment_epoch(active_->epoch());
+  checkpoint.set_position(active_->size());
+  checkpoint.set_next_offset(next_offset_);
+  absl::StatusOr<segment::SegmentTimeInfo> time = active_->GetTimeInfo();
+  checkpoint.set_max_timestamp(time.ok() ? time->max_timestamp : -1);
+  checkpoint.set_offset_of_max_timestamp(
+      time.ok() ? time->offset_of_max_timestamp : -1);
+  return checkpoint;
+}
+
+metadata::PartitionStateSnapshot Partition::StateSnapshotLocked() const {
+  metadata::PartitionStateSnapshot snapshot;
+  snapshot.set_offset(next_offset_);
+  snapshot.set_leader_epoch(leader_epoch_);
+  *snapshot.mutable_producers() = producers_.ToProto();
+  absl::ReaderMutexLock txn_lock(&txn_mu_);
+  *snapshot.mutable_transactions() = txns_.ToProto();
+  return snapshot;
+}
+
+void Partition::RunSync(uint64_t generation) {
+  SyncPlan plan;
+  {
+    absl::MutexLock lock(&mu_);
+    if (generation != sync_generation_ || state_ == State::kClosed ||
+        stalled_.load()) {
+      if (generation == sync_generation_) sync_in_flight_ = false;
+      return;
+    }
+    plan.target_offset = next_offset_;
+    plan.active = active_;
+    plan.active_position = active_->size();
+    plan.seals = pending_seals_;
+    plan.sync_dir = dir_sync_needed_;
+    dir_sync_needed_ = false;
+    plan.checkpoint =
+        checkpoint_after_roll_ ||
+        plan.active_position - last_checkpoint_position_ >=
+            config_.checkpoint_interval_bytes;
+    if (plan.checkpoint) {
+      plan.recovery_checkpoint = CheckpointLocked();
+      plan.snapshot = StateSnapshotLocked();
+      checkpoint_after_roll_ = false;
+      last_checkpoint_position_ = plan.active_position;
+    }
+  }
+
+  absl::Time started = absl::Now();
+  absl::Status status;
+  for (const PendingSeal& seal : plan.seals) {
+    status = seal.segment->DataSync();
+    if (!status.ok()) break;
+  }
+  if (status.ok() && plan.sync_dir) status = runtime_.fs->SyncDir(dir_);
+  if (status.ok()) status = plan.active->DataSync();
+  if (StorageStats* stats = runtime_.stats) {
+    stats->fsyncs.fetch_add(1, std::memory_order_relaxed);
+    stats->fsync_latency.Record(absl::Now() - started);
+    if (!status.ok()) {
+      stats->fsync_failures.fetch_add(1, std::memory_order_relaxed);
+    }
+  }
+  if (status.ok()) {
+    // Indexes are rebuildable from the log: a failure here is logged, not
+    // fatal.
+    for (const PendingSeal& seal : plan.seals) {
+      absl::Status persisted = seal.segment->PersistIndexes();
+      LOG_IF(WARNING, !persisted.ok())
+          << dir_ << ": could not persist the indexes of a sealed segment: "
+          << persisted;
+    }
+    if (plan.checkpoint) {
+      absl::Status persisted = plan.active->PersistIndexes();
+      if (persisted.ok()) {
+        WriteCheckpointAndSnapshot(plan.recovery_checkpoint, plan.snapshot);
+      } else {
+        LOG(WARNING) << dir_ << ": no recovery checkpoint this time: "
+                     << persisted;
+      }
+    }
+  }
+
+  Completions done;
+  std::vector<std::shared_ptr<segment::Segment>> released;
+  {
+    absl::MutexLock lock(&mu_);
+    if (generation != sync_generation_) return;
+    sync_in_flight_ = false;
+    if (state_ != State::kClosed && !stalled_.load()) {
+      if (!status.ok()) {
+        if (plan.sync_dir) dir_sync_needed_ = true;
+        StallLocked(absl::InternalError(
+                        absl::StrCat("fdatasync failed: ", status.message())),
+                    &done);
+      } else {
+        // The synced seals are a prefix of pending_seals_ (rolls append).
+        size_t synced = std::min(plan.seals.size(), pending_seals_.size());
+        for (size_t i = 0; i < synced; ++i) {
+          released.push_back(pending_seals_[i].segment);
+        }
+        pending_seals_.erase(pending_seals_.begin(),
+                             pending_seals_.begin() + synced);
+        if (plan.active == active_) {
+          active_durable_position_ =
+              std::max(active_durable_position_, plan.active_position);
+          active_durable_offset_ =
+              std::max(active_durable_offset_, plan.target_offset);
+        } else {
+          // Rolled during the cycle: the sampled prefix of that segment is
+          // durable now.
+          for (PendingSeal& seal : pending_seals_) {
+            if (seal.segment == plan.active) {
+              seal.durable_position = plan.active_position;
+              seal.durable_offset = plan.target_offset;
+            }
+          }
+        }
+        PublishDurableLocked(plan.target_offset, &done);
+        if ((sync_again_ && next_offset_ > durable_end_) ||
+            !waiters_.empty() || dir_sync_needed_ || !pending_seals_.empty() ||
+            checkpoint_after_roll_) {
+          RequestSyncLocked();
+        }
+      }
+    }
+  }
+  for (const auto& segment : released) segment->ReleaseWriteHandle();
+  Complete(done);
+}
+
+void Partition::CheckSyncDeadline(uint64_t generation) {
+  Completions done;
+  {
+    absl::MutexLock lock(&mu_);
+    if (!sync_in_flight_ || generation != sync_generation_ ||
+        state_ == State::kClosed || stalled_.load()) {
+      return;
+    }
+    StallLocked(absl::DeadlineExceededError(absl::StrFormat(
+                    "fdatasync did not complete within %s",
+                    absl::FormatDuration(config_.fsync_max_latency))),
+                &done);
+  }
+  Complete(done);
+}
+
+void Partition::StallLocked(const absl::Status& cause, Completions* done) {
+  stall_status_ = StorageError(
+      StorageErrorCode::kStalled,
+      absl::StrCat(dir_, " is stalled: ", cause.message(),
+                   " (appends fail until a new fsync of the log succeeds)"));
+  stalled_.store(true, std::memory_order_release);
+  LOG(ERROR) << stall_status_.message();
+  for (Waiter& waiter : waiters_) {
+    done->push_back({std::move(waiter.promise), stall_status_});
+  }
+  waiters_.clear();
+  if (runtime_.stats != nullptr) {
+    runtime_.stats->stalls.fetch_add(1, std::memory_order_relaxed);
+  }
+  if (!rearm_scheduled_) {
+    rearm_scheduled_ = true;
+    ScheduleRearm();
+  }
+}
+
+void Partition::ScheduleRearm() {
+  std::weak_ptr<Partition> weak = weak_from_this();
+  ThreadPool* pool = runtime_.io_pool;
+  runtime_.timers->ScheduleAfter(runtime_.rearm_interval, [weak, pool] {
+    pool->Schedule([weak] {
+      if (std::shared_ptr<Partition> self = weak.lock()) self->RunRearm();
+    });
+  });
+}
+
+void Partition::RunRearm() {
+  SyncPlan plan;
+  uint64_t generation;
+  int64_t active_offset;
+  uint64_t active_position;
+  {
+    absl::MutexLock lock(&mu_);
+    if (state_ == State::kClosed || !stalled_.load()) {
+      rearm_scheduled_ = false;
+      return;
+    }
+    if (sync_in_flight_) {
+      // The fsync that stalled us has not returned yet: probing the same
+      // device now would only pile up blocked threads.
+      ScheduleRearm();
+      return;
+    }
+    sync_in_flight_ = true;
+    generation = ++sync_generation_;
+    plan.target_offset = next_offset_;
+    plan.active = active_;
+    plan.active_position = active_->size();
+    plan.seals = pending_seals_;
+    active_offset = active_durable_offset_;
+    active_position = active_durable_position_;
+  }
+  // Bytes written since the last successful fsync may have been dropped by
+  // the kernel when the fsync failed (their pages marked clean). They are
+  // re-verified and written again before a new fsync can vouch for them.
+  absl::Status status;
+  for (const PendingSeal& seal : plan.seals) {
+    status = seal.segment->RewriteTail(seal.durable_position,
+                                       seal.durable_offset);
+    if (status.ok()) status = seal.segment->DataSync();
+    if (!status.ok()) break;
+  }
+  if (status.ok()) status = runtime_.fs->SyncDir(dir_);
+  if (status.ok()) status = plan.active->RewriteTail(active_position, active_offset);
+  if (status.ok()) status = plan.active->DataSync();
+  for (const PendingSeal& seal : plan.seals) {
+    if (status.ok()) status = seal.segment->PersistIndexes();
+  }
+
+  Completions done;
+  std::vector<std::shared_ptr<segment::Segment>> released;
+  {
+    absl::MutexLock lock(&mu_);
+    if (generation != sync_generation_) return;
+    sync_in_flight_ = false;
+    if (state_ == State::kClosed) {
+      rearm_scheduled_ = false;
+      return;
+    }
+    if (!status.ok()) {
+      LOG(WARNING) << dir_ << ": still stalled: " << status;
+      ScheduleRearm();
+      return;
+    }
+    for (const PendingSeal& seal : pending_seals_) {
+      released.push_back(seal.segment);
+    }
+    pending_seals_.clear();
+    dir_sync_needed_ = false;
+    active_durable_position_ = plan.active_position;
+    active_durable_offset_ = plan.target_offset;
+    stalled_.store(false, std::memory_order_release);
+    stall_status_ = absl::OkStatus();
+    rearm_scheduled_ = false;
+    PublishDurableLocked(plan.target_offset, &done);
+    LOG(INFO) << dir_ << ": fsync succeeded again; the stall is cleared";
+    if (runtime_.stats != nullptr) {
+      runtime_.stats->rearms.fetch_add(1, std::memory_order_relaxed);
+    }
+  }
+  for (const auto& segment : released) segment->ReleaseWriteHandle();
+  Complete(done);
+}
+
+void Partition::WriteCheckpointAndSnapshot(
+    const metadata::RecoveryCheckpoint& checkpoint,
+    const metadata::PartitionStateSnapshot& snapshot, bool final) {
+  absl::MutexLock checkpoint_lock(&checkpoint_mu_);
+  if (!final) {
+    absl::MutexLock lock(&mu_);
+    if (state_ == State::kClosed) return;
+  }
+  absl::Status status =
+      metadata::WriteStateSnapshot(*runtime_.fs, dir_, snapshot);
+  if (status.ok()) {
+    status = metadata::WriteCheckpoint(*runtime_.fs, dir_, checkpoint);
+  }
+  if (!status.ok()) {
+    LOG(WARNING) << dir_ << ": recovery checkpoint not written (the next "
+                 << "recovery scans more): " << status;
+    return;
+  }
+  PruneSnapshots(snapshot.offset());
+}
+
+void Partition::PruneSnapshots(int64_t newest) {
+  absl::StatusOr<std::vector<std::string>> names = runtime_.fs->ListDir(dir_);
+  if (!names.ok()) return;
+  // Keep the newest and the one before it (a fallback if the newest turns
+  // out unreadable); older ones only lengthen nothing.
+  std::vector<int64_t> offsets;
+  for (const std::string& name : *names) {
+    if (std::optional<int64_t> offset = metadata::ParseSnapshotFileName(name)) {
+      offsets.push_back(*offset);
+    }
+  }
+  std::sort(offsets.rbegin(), offsets.rend());
+  int kept = 0;
+  for (int64_t offset : offsets) {
+    if (offset <= newest && kept < 2) {
+      ++kept;
+      continue;
+    }
+    absl::Status status = runtime_.fs->Unlink(
+        fs::JoinPath(dir_, metadata::SnapshotFileName(offset)));
+    LOG_IF(WARNING, !status.ok() && !absl::IsNotFound(status))
+        << dir_ << ": could not remove an old snapshot: " << status;
+  }
+}
+
+}  // namespace kaas

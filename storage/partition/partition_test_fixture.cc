@@ -1,0 +1,113 @@
+#include "storage/partition/partition_test_fixture.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "fs/fs_util.h"
+#include "fs/posix_file_system.h"
+#include "testing/status_matchers.h"
+
+namespace kaas {
+
+PartitionTest::PartitionTest()
+    : dir_(fs::JoinPath(temp_dir_.path(), "topic", "0")),
+      fs_(fs::PosixFileSystem::Default(), /*seed=*/20261130) {}
+
+PartitionTest::~PartitionTest() = default;
+
+PartitionConfig PartitionTest::SmallConfig() {
+  PartitionConfig config;
+  config.segment_bytes = 64 << 10;
+  config.index_interval_bytes = 256;
+  config.fsync_max_latency = absl::ZeroDuration();
+  config.checkpoint_interval_bytes = 16 << 10;
+  return config;
+}
+
+PartitionRuntime PartitionTest::runtime() {
+  PartitionRuntime runtime;
+  runtime.fs = &fs_;
+  runtime.clock = &clock_;
+  runtime.io_pool = &pool_;
+  runtime.timers = &timers_;
+  runtime.read_cache = &cache_;
+  runtime.stats = &stats_;
+  runtime.rearm_interval = absl::Milliseconds(10);
+  return runtime;
+}
+
+absl::StatusOr<std::shared_ptr<Partition>> PartitionTest::TryOpen(
+    const PartitionConfig& config, OpenReport* report) {
+  return Partition::Open(runtime(), dir_, config, metadata::ProducerFences(),
+                         report);
+}
+
+std::shared_ptr<Partition> PartitionTest::Open(const PartitionConfig& config,
+                                               OpenReport* report) {
+  absl::StatusOr<std::shared_ptr<Partition>> partition =
+      TryOpen(config, report);
+  EXPECT_OK(partition.status());
+  return partition.ok() ? *std::move(partition) : nullptr;
+}
+
+std::shared_ptr<Partition> PartitionTest::OpenLeader(
+    int64_t epoch, const PartitionConfig& config, OpenReport* report) {
+  std::shared_ptr<Partition> partition = Open(config, report);
+  if (partition == nullptr) return nullptr;
+  EXPECT_OK(partition->TakeOver(epoch).status());
+  return partition;
+}
+
+std::string PartitionTest::Batch(int records, size_t value_size,
+                                 int64_t timestamp) {
+  testing::BatchBuilder builder;
+  builder.BaseTimestamp(timestamp);
+  builder.AddRandomRecords(records, value_size);
+  return builder.Build();
+}
+
+std::string PartitionTest::ProducerBatch(int64_t producer_id, int16_t epoch,
+                                         int32_t base_sequence, int records,
+                                         bool transactional) {
+  testing::BatchBuilder builder;
+  builder.Producer(producer_id, epoch, base_sequence);
+  builder.Transactional(transactional);
+  builder.AddRandomRecords(records, 8);
+  return builder.Build();
+}
+
+int64_t PartitionTest::AppendDurably(Partition& partition,
+                                     absl::string_view batch, int64_t epoch) {
+  absl::StatusOr<AppendResult> result =
+      partition.Append(batch, epoch, Acks::kAll);
+  EXPECT_OK(result.status());
+  if (!result.ok()) return -1;
+  EXPECT_OK(result->durable.Wait());
+  return result->base_offset;
+}
+
+std::string PartitionTest::ReadAll(Partition& partition, int64_t offset,
+                                   Isolation isolation) {
+  std::string out;
+  while (true) {
+    absl::StatusOr<ReadResult> read =
+        partition.Read(offset, 1 << 20, isolation);
+    EXPECT_OK(read.status());
+    if (!read.ok() || read->batches == 0) break;
+    out += std::string(read->records);
+    offset = read->next_offset;
+  }
+  return out;
+}
+
+std::vector<std::string> PartitionTest::ListDir() {
+  absl::StatusOr<std::vector<std::string>> names =
+      fs::PosixFileSystem::Default()->ListDir(dir_);
+  return names.ok() ? *names : std::vector<std::string>();
+}
+
+std::string PartitionTest::PathOf(absl::string_view name) const {
+  return fs::JoinPath(dir_, name);
+}
+
+}  // namespace kaas
