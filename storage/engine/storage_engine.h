@@ -1,0 +1,210 @@
+// File: storage/engine/storage_engine.h
+//
+// The storage engine a Kafka-compatible broker holds: one object serving
+// every partition of the broker. Two implementations exist:
+//   * DiskEngine (storage/engine/disk_engine.h): the production engine;
+//   * MemoryEngine (storage/engine/memory_engine.h): a dev-mode engine with
+//     the same observable semantics and no persistence (its header lists
+//     every difference).
+// One conformance suite (storage/engine/engine_conformance_test.cc) runs
+// against both.
+//
+// Leadership. A partition is served only while this engine leads it:
+// TakeOver(epoch) opens it (recovering it from disk) and makes it writable
+// at `epoch`; Relinquish() persists and closes it; AbandonTopic() closes a
+// deleted topic's partitions persisting nothing. A write always requires a
+// prior TakeOver (the engine never writes a partition before its epoch
+// roll), and reads too: only the leader holds the partition's files open.
+// Operations on a partition not led here fail with kNotLeader.
+//
+// Errors. Every error is an absl::Status carrying a StorageErrorCode (see
+// storage/common/storage_error.h for the code -> Kafka error mapping). The
+// codes each method returns are listed on it; any method may also return
+// kInvalidRequest for an invalid topic name or partition number and
+// kStorageError for I/O failures.
+//
+// Thread-safety: every method is safe to call concurrently from any thread.
+// Methods documented "blocking" do file I/O (including fsyncs) on the
+// calling thread; the others never wait for an fsync. Append writes to the
+// page cache on the calling thread and reports durability through its
+// StatusFuture, so an event-loop broker never blocks a network thread on
+// an fsync.
+
+#ifndef KAAS_STORAGE_ENGINE_STORAGE_ENGINE_H_
+#define KAAS_STORAGE_ENGINE_STORAGE_ENGINE_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "placement/log_dir_info.h"
+#include "storage/common/api_types.h"
+#include "storage/engine/topic_config.h"
+#include "storage/partition/partition_stats.h"
+
+namespace kaas {
+
+// Free and total bytes of one log dir (Kafka DescribeLogDirs, KIP-827);
+// -1 when unknown.
+struct LogDirUsage {
+  std::string name;
+  std::string path;
+  int64_t total_bytes = -1;
+  int64_t usable_bytes = -1;
+};
+
+class StorageEngine {
+ public:
+  virtual ~StorageEngine() = default;
+
+  // ---- Writes ------------------------------------------------------------
+
+  // Appends one Kafka v2 RecordBatch to a led partition and returns the
+  // offsets assigned. With acks = kAll, `durable` completes once the batch
+  // is on disk. `leader_epoch` is the epoch the caller believes it leads at:
+  // older than the partition's is fenced (kNotLeader); newer is accepted and
+  // does not change the partition's epoch (only TakeOver does).
+  // Errors: kNotLeader, kMigrating, kCorruptMessage, kInvalidRecord,
+  // kRecordListTooLarge, kMessageTooLarge, kOutOfOrderSequence,
+  // kInvalidProducerEpoch, kStalled, kStorageError.
+  virtual absl::StatusOr<AppendResult> Append(const TopicPartition& tp,
+                                              int64_t leader_epoch, Acks acks,
+                                              absl::string_view batch) = 0;
+
+  // Blocking convenience: Append, then wait for `durable` (acks = kAll).
+  absl::StatusOr<AppendResult> AppendAndWait(const TopicPartition& tp,
+                                             int64_t leader_epoch, Acks acks,
+                                             absl::string_view batch);
+
+  // Kafka DeleteRecords: advances the log start offset to `target_offset`
+  // (-1: the high watermark), durably, then frees the closed segments
+  // entirely below it. Never lowers the log start. Returns it.
+  // Blocking. Errors: kNotLeader, kOffsetOutOfRange (past the high
+  // watermark).
+  virtual absl::StatusOr<int64_t> DeleteRecords(const TopicPartition& tp,
+                                                int64_t target_offset) = 0;
+
+  // ---- Reads -------------------------------------------------------------
+
+  // Whole batches from the batch containing `offset`, up to `max_bytes` (the
+  // first batch whole even when larger: KIP-74), up to the high watermark
+  // (read_uncommitted) or the last stable offset (read_committed, with the
+  // aborted transactions of the range). Errors: kNotLeader,
+  // kOffsetOutOfRange (below the log start or past the high watermark).
+  virtual absl::StatusOr<ReadResult> Read(const TopicPartition& tp,
+                                          int64_t offset, size_t max_bytes,
+                                          Isolation isolation) = 0;
+
+  // Offsets of a led partition (lock-free). Errors: kNotLeader.
+  virtual absl::StatusOr<int64_t> HighWatermark(const TopicPartition& tp) = 0;
+  virtual absl::StatusOr<int64_t> LogStartOffset(const TopicPartition& tp) = 0;
+  virtual absl::StatusOr<int64_t> LastStableOffset(
+      const TopicPartition& tp) = 0;
+
+  // Every aborted transaction overlapping [start, end). Errors: kNotLeader.
+  virtual absl::StatusOr<std::vector<AbortedTransaction>>
+  AbortedTransactionsInRange(const TopicPartition& tp, int64_t start,
+                             int64_t end) = 0;
+
+  // Kafka ListOffsets: -1 latest, -2 earliest, -3 max timestamp, else the
+  // first record with a timestamp >= `timestamp`. {-1, -1} when none.
+  // Errors: kNotLeader, kInvalidRequest (other negative timestamps).
+  virtual absl::StatusOr<OffsetAndTimestamp> OffsetForTimestamp(
+      const TopicPartition& tp, int64_t timestamp) = 0;
+
+  // Kafka OffsetForLeaderEpoch. Errors: kNotLeader.
+  virtual absl::StatusOr<EpochEndOffset> OffsetForLeaderEpoch(
+      const TopicPartition& tp, int64_t leader_epoch) = 0;
+
+  // Bytes of the partition's log. Errors: kNotLeader.
+  virtual absl::StatusOr<uint64_t> PartitionSize(const TopicPartition& tp) = 0;
+
+  // ---- Partition lifecycle -------------------------------------------------
+
+  // Makes the partition exist (its directory, durably) without leading it.
+  // Idempotent. Blocking. Errors: kMigrating, kStaleTopicDir.
+  virtual absl::Status CreatePartition(const TopicPartition& tp) = 0;
+
+  // Gives up the partition (persisting nothing) and deletes its files.
+  // Blocking. Errors: kMigrating.
+  virtual absl::Status DeletePartition(const TopicPartition& tp) = 0;
+
+  // Leads the partition at `leader_epoch`: opens (recovers) it if needed,
+  // then rolls to a segment of the new epoch and persists the epoch before
+  // adopting it. Idempotent at or below the current epoch. A re-drive after
+  // a partial failure completes it. Returns the log end offset. Blocking.
+  // Errors: kNotLeader (a higher epoch is durable: another leader took
+  // over), kMigrating, kStaleTopicDir, kStalled, kStorageError.
+  virtual absl::StatusOr<int64_t> TakeOver(const TopicPartition& tp,
+                                           int64_t leader_epoch) = 0;
+
+  // Gives up leadership: persists the partition's state (unless a newer
+  // leader's manifest is on disk) and closes its files. Appends waiting for
+  // durability that did not become durable fail with kNotLeader. No-op if
+  // not led. Blocking.
+  virtual absl::Status Relinquish(const TopicPartition& tp) = 0;
+
+  // The topic was deleted: closes every led partition of it persisting
+  // NOTHING (its directory may already be a new incarnation's). Returns how
+  // many were closed. Idempotent.
+  virtual int AbandonTopic(absl::string_view topic) = 0;
+
+  // Relinquishes every led partition (shutdown). Blocking.
+  virtual absl::Status Drain() = 0;
+
+  // The partitions led here, sorted.
+  virtual std::vector<TopicPartition> LedPartitions() = 0;
+
+  // The durable leader epoch of a led partition, nullopt if not led.
+  virtual std::optional<int64_t> PartitionEpoch(const TopicPartition& tp) = 0;
+
+  // ---- Log dirs --------------------------------------------------------------
+
+  // The data dir ("default") first, then the extra dirs in declaration order.
+  virtual std::vector<placement::LogDirInfo> LogDirs() = 0;
+
+  // Capacity of each log dir (statvfs through the filesystem seam).
+  virtual std::vector<LogDirUsage> LogDirUsages() = 0;
+
+  // The name of the log dir holding the partition's data.
+  virtual absl::StatusOr<std::string> PartitionLogDir(
+      const TopicPartition& tp) = 0;
+
+  // Moves the partition's files to `log_dir` (Kafka AlterReplicaLogDirs).
+  // The partition is fenced (kMigrating) until the copy is durable, the
+  // switch is made and the source is reclaimed; a crash at any step leaves
+  // exactly one complete copy in use. A led partition is led again at the
+  // same epoch afterwards. Returns the source log dir's name. Blocking.
+  // Errors: kLogDirNotFound, kInvalidRequest (a cordoned dir), kMigrating.
+  virtual absl::StatusOr<std::string> MovePartitionToLogDir(
+      const TopicPartition& tp, absl::string_view log_dir) = 0;
+
+  // ---- Topics and producers -----------------------------------------------
+
+  // The topic's `.config.json` overrides (nullopt when it has none). Errors:
+  // kInvalidConfig naming the file and the field.
+  virtual absl::StatusOr<std::optional<TopicConfigOverrides>> GetTopicConfig(
+      absl::string_view topic) = 0;
+
+  // Fences `producer_id` at `producer_epoch` (InitProducerId): on every led
+  // partition now, and durably for partitions opened later. Blocking.
+  virtual absl::Status FenceProducerEpoch(int64_t producer_id,
+                                          int16_t producer_epoch) = 0;
+
+  // ---- Health and metrics --------------------------------------------------
+
+  // Led partitions whose fsync failed or hung (appends fail with kStalled).
+  virtual int StalledPartitions() = 0;
+
+  // Counters and latency histograms of this engine.
+  virtual const StorageStats& Stats() const = 0;
+};
+
+}  // namespace kaas
+
+#endif  // KAAS_STORAGE_ENGINE_STORAGE_ENGINE_H_
