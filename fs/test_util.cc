@@ -17,8 +17,10 @@
 
 namespace kaas::fs {
 
-ScopedTempDir::ScopedTempDir() {
-  std::string name_template = JoinPath(::testing::TempDir(), "fs_test.XXXXXX");
+ScopedTempDir::ScopedTempDir() : ScopedTempDir(::testing::TempDir()) {}
+
+ScopedTempDir::ScopedTempDir(const std::string& parent) {
+  std::string name_template = JoinPath(parent, "fs_test.XXXXXX");
   PCHECK(::mkdtemp(name_template.data()) != nullptr)
       << "mkdtemp " << name_template;
   path_ = std::move(name_template);

@@ -21,6 +21,9 @@ namespace kaas::fs {
 class ScopedTempDir {
  public:
   ScopedTempDir();
+  // The same under `parent` (e.g. a tmpfs, for tests where fsync cost does
+  // not matter).
+  explicit ScopedTempDir(const std::string& parent);
   ~ScopedTempDir();
   ScopedTempDir(const ScopedTempDir&) = delete;
   ScopedTempDir& operator=(const ScopedTempDir&) = delete;

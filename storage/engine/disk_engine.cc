@@ -1,0 +1,431 @@
+// DiskEngine: construction, partition lookup and resolution, and the
+// per-partition operations that delegate to a led Partition. Leadership and
+// log-dir moves are in disk_engine_lifecycle.cc.
+
+#include "storage/engine/disk_engine.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
+#include "fs/fs_util.h"
+#include "fs/posix_file_system.h"
+#include "glog/logging.h"
+#include "storage/common/storage_error.h"
+#include "storage/common/topic_name.h"
+#include "storage/engine/topic_config.h"
+#include "storage/metadata/partition_files.h"
+
+namespace kaas {
+namespace {
+
+absl::Status ValidateTopicPartition(const TopicPartition& tp) {
+  KAAS_RETURN_IF_ERROR(ValidateTopicName(tp.topic));
+  return ValidatePartition(tp.partition);
+}
+
+}  // namespace
+
+DiskEngine::DiskEngine(Options options)
+    : options_(std::move(options)),
+      fs_(options_.fs != nullptr ? options_.fs
+                                 : fs::PosixFileSystem::Default()),
+      clock_(options_.clock != nullptr ? options_.clock : Clock::Real()),
+      read_cache_(options_.max_cached_read_handles),
+      io_pool_(std::max(1, options_.io_threads), "kaas-io") {}
+
+absl::StatusOr<std::unique_ptr<DiskEngine>> DiskEngine::Create(
+    Options options) {
+  if (options.data_dir.empty()) {
+    return StorageError(StorageErrorCode::kInvalidConfig,
+                        "the engine needs a data dir");
+  }
+  KAAS_RETURN_IF_ERROR(options.default_config.Validate());
+  std::unique_ptr<DiskEngine> engine(new DiskEngine(std::move(options)));
+  KAAS_ASSIGN_OR_RETURN(
+      placement::LogDirSet dirs,
+      placement::LogDirSet::Create(engine->options_.data_dir,
+                                   engine->options_.extra_log_dirs));
+  engine->log_dirs_.emplace(std::move(dirs));
+  KAAS_RETURN_IF_ERROR(
+      fs::CreateDirsDurably(*engine->fs_, engine->options_.data_dir));
+  KAAS_ASSIGN_OR_RETURN(engine->fences_,
+                        metadata::ProducerFenceStore::Load(
+                            engine->fs_, engine->options_.data_dir));
+
+  // Inventory: list and stat only.
+  for (const placement::LogDirInfo& dir : engine->log_dirs_->All()) {
+    absl::StatusOr<std::vector<std::string>> topics =
+        engine->fs_->ListDir(dir.path);
+    if (!topics.ok()) {
+      LOG(WARNING) << "log dir " << dir.name << " (" << dir.path
+                   << ") is not readable: " << topics.status();
+      continue;
+    }
+    for (const std::string& topic : *topics) {
+      if (!ValidateTopicName(topic).ok()) continue;
+      absl::StatusOr<std::vector<std::string>> partitions =
+          engine->fs_->ListDir(fs::JoinPath(dir.path, topic));
+      if (!partitions.ok()) continue;
+      for (const std::string& name : *partitions) {
+        int32_t partition = 0;
+        if (absl::SimpleAtoi(name, &partition) && partition >= 0 &&
+            absl::StrCat(partition) == name) {
+          engine->on_disk_.push_back({topic, partition});
+        }
+      }
+    }
+  }
+  std::sort(engine->on_disk_.begin(), engine->on_disk_.end());
+  engine->on_disk_.erase(
+      std::unique(engine->on_disk_.begin(), engine->on_disk_.end()),
+      engine->on_disk_.end());
+  engine->ScheduleProducerExpiry();
+  return engine;
+}
+
+DiskEngine::~DiskEngine() {
+  absl::Status status = Drain();
+  LOG_IF(ERROR, !status.ok()) << "drain at shutdown: " << status;
+}
+
+void DiskEngine::SetPlacementResolver(
+    std::shared_ptr<const placement::PlacementResolver> resolver) {
+  absl::MutexLock lock(&resolvers_mu_);
+  placement_ = std::move(resolver);
+}
+
+void DiskEngine::SetIdentityResolver(
+    std::shared_ptr<const TopicIdentityResolver> resolver) {
+  absl::MutexLock lock(&resolvers_mu_);
+  identity_ = std::move(resolver);
+}
+
+PartitionRuntime DiskEngine::runtime() {
+  PartitionRuntime runtime;
+  runtime.fs = fs_;
+  runtime.clock = clock_;
+  runtime.io_pool = &io_pool_;
+  runtime.timers = &timers_;
+  runtime.read_cache = &read_cache_;
+  runtime.stats = &stats_;
+  runtime.rearm_interval = options_.rearm_interval;
+  return runtime;
+}
+
+void DiskEngine::ScheduleProducerExpiry() {
+  if (options_.producer_expiry_interval <= absl::ZeroDuration()) return;
+  timers_.ScheduleAfter(options_.producer_expiry_interval, [this] {
+    io_pool_.Schedule([this] {
+      std::vector<std::shared_ptr<Partition>> partitions;
+      {
+        absl::ReaderMutexLock lock(&map_mu_);
+        for (const auto& [tp, partition] : led_) partitions.push_back(partition);
+      }
+      for (const auto& partition : partitions) partition->ExpireProducers();
+      ScheduleProducerExpiry();
+    });
+  });
+}
+
+absl::StatusOr<std::shared_ptr<Partition>> DiskEngine::Led(
+    const TopicPartition& tp) {
+  KAAS_RETURN_IF_ERROR(ValidateTopicPartition(tp));
+  absl::ReaderMutexLock lock(&map_mu_);
+  if (migrating_.contains(tp)) {
+    return StorageError(StorageErrorCode::kMigrating,
+                        absl::StrCat(tp.ToString(),
+                                     " is moving to another log dir"));
+  }
+  auto it = led_.find(tp);
+  if (it == led_.end()) {
+    return StorageError(StorageErrorCode::kNotLeader,
+                        absl::StrCat(tp.ToString(), " is not led here"));
+  }
+  return it->second;
+}
+
+std::shared_ptr<absl::Mutex> DiskEngine::LifecycleLock(
+    const TopicPartition& tp) {
+  absl::MutexLock lock(&lifecycle_mu_);
+  std::shared_ptr<absl::Mutex>& mu = lifecycle_[tp];
+  if (mu == nullptr) mu = std::make_shared<absl::Mutex>();
+  return mu;
+}
+
+absl::StatusOr<bool> DiskEngine::HasPartitionData(
+    const std::string& partition_dir) {
+  KAAS_ASSIGN_OR_RETURN(
+      bool has_manifest,
+      fs_->Exists(fs::JoinPath(partition_dir, metadata::kManifestFileName)));
+  if (!has_manifest) return false;
+  // A source whose move completed (its copy exists at the target) is not the
+  // partition's data any more; CompleteInterruptedMove reclaims it.
+  absl::StatusOr<std::string> target = fs::ReadFileToString(
+      *fs_, fs::JoinPath(partition_dir, kMovingToFileName));
+  if (!target.ok()) return true;
+  const placement::LogDirInfo* dir = log_dirs_->Find(*target);
+  if (dir == nullptr) return true;
+  std::string topic_dir = fs::Dirname(partition_dir);
+  std::string copy = fs::JoinPath(dir->path, fs::Basename(topic_dir),
+                                  fs::Basename(partition_dir));
+  KAAS_ASSIGN_OR_RETURN(bool copied, fs_->Exists(copy));
+  return !copied;
+}
+
+absl::StatusOr<DiskEngine::Resolved> DiskEngine::Resolve(
+    const TopicPartition& tp) {
+  KAAS_RETURN_IF_ERROR(ValidateTopicPartition(tp));
+  std::shared_ptr<const placement::PlacementResolver> placement;
+  {
+    absl::MutexLock lock(&resolvers_mu_);
+    placement = placement_;
+  }
+  std::optional<std::string> assigned_name;
+  if (placement != nullptr) {
+    assigned_name = placement->LogDirOf(tp.topic, tp.partition);
+  }
+  const placement::LogDirInfo& assigned = log_dirs_->AssignedRoot(assigned_name);
+  std::string partition_name = absl::StrCat(tp.partition);
+  // Reclaim the source of a move that completed before a crash.
+  for (const placement::LogDirInfo& dir : log_dirs_->All()) {
+    std::string candidate = fs::JoinPath(dir.path, tp.topic, partition_name);
+    absl::StatusOr<bool> moving =
+        fs_->Exists(fs::JoinPath(candidate, kMovingToFileName));
+    if (moving.ok() && *moving) {
+      absl::StatusOr<bool> has_data = HasPartitionData(candidate);
+      if (has_data.ok() && !*has_data) {
+        KAAS_RETURN_IF_ERROR(CompleteInterruptedMove(tp, candidate));
+      }
+    }
+  }
+  KAAS_ASSIGN_OR_RETURN(
+      placement::LogDirSet::PartitionRoot root,
+      log_dirs_->ResolvePartitionRoot(
+          assigned, [&](const std::string& root_path) {
+            return HasPartitionData(
+                fs::JoinPath(root_path, tp.topic, partition_name));
+          }));
+  if (root.deviates_from_placement()) {
+    LOG(WARNING) << tp.ToString() << " is placed on log dir " << assigned.name
+                 << " but its data is on " << root.dir->name
+                 << ": serving it from there (only a move relocates data)";
+  }
+  return Resolved{fs::JoinPath(root.dir->path, tp.topic, partition_name),
+                  root.dir};
+}
+
+absl::Status DiskEngine::CheckIdentity(const TopicPartition& tp,
+                                       const Resolved& where) {
+  std::shared_ptr<const TopicIdentityResolver> identity;
+  {
+    absl::MutexLock lock(&resolvers_mu_);
+    identity = identity_;
+  }
+  if (identity == nullptr) return absl::OkStatus();  // dev mode and tests
+  absl::StatusOr<std::optional<std::string>> stamp =
+      ReadTopicIdStamp(*fs_, fs::Dirname(where.dir));
+  if (!stamp.ok()) {
+    // An unreadable stamp must not wedge the partition; it must be seen.
+    LOG(WARNING) << tp.ToString() << ": topic identity stamp unreadable, "
+                 << "opening anyway: " << stamp.status();
+  }
+  return CheckTopicIdentity(tp.topic, identity->IncarnationOf(tp.topic),
+                            stamp);
+}
+
+absl::StatusOr<std::string> DiskEngine::PartitionDir(const TopicPartition& tp) {
+  KAAS_ASSIGN_OR_RETURN(Resolved where, Resolve(tp));
+  return where.dir;
+}
+
+absl::StatusOr<PartitionConfig> DiskEngine::EffectiveConfig(
+    const TopicPartition& tp) {
+  KAAS_ASSIGN_OR_RETURN(Resolved where, Resolve(tp));
+  KAAS_ASSIGN_OR_RETURN(std::optional<TopicConfigOverrides> overrides,
+                        ReadTopicConfig(*fs_, fs::Dirname(where.dir)));
+  if (!overrides.has_value()) return options_.default_config;
+  return ApplyTopicConfig(options_.default_config, *overrides);
+}
+
+// ---- Delegation to the led partition ---------------------------------------
+
+absl::StatusOr<AppendResult> DiskEngine::Append(const TopicPartition& tp,
+                                                int64_t leader_epoch, Acks acks,
+                                                absl::string_view batch) {
+  KAAS_ASSIGN_OR_RETURN(std::shared_ptr<Partition> partition, Led(tp));
+  return partition->Append(batch, leader_epoch, acks);
+}
+
+absl::StatusOr<int64_t> DiskEngine::DeleteRecords(const TopicPartition& tp,
+                                                  int64_t target_offset) {
+  KAAS_ASSIGN_OR_RETURN(std::shared_ptr<Partition> partition, Led(tp));
+  return partition->DeleteRecords(target_offset);
+}
+
+absl::StatusOr<ReadResult> DiskEngine::Read(const TopicPartition& tp,
+                                            int64_t offset, size_t max_bytes,
+                                            Isolation isolation) {
+  KAAS_ASSIGN_OR_RETURN(std::shared_ptr<Partition> partition, Led(tp));
+  return partition->Read(offset, max_bytes, isolation);
+}
+
+absl::StatusOr<int64_t> DiskEngine::HighWatermark(const TopicPartition& tp) {
+  KAAS_ASSIGN_OR_RETURN(std::shared_ptr<Partition> partition, Led(tp));
+  return partition->HighWatermark();
+}
+
+absl::StatusOr<int64_t> DiskEngine::LogStartOffset(const TopicPartition& tp) {
+  KAAS_ASSIGN_OR_RETURN(std::shared_ptr<Partition> partition, Led(tp));
+  return partition->LogStartOffset();
+}
+
+absl::StatusOr<int64_t> DiskEngine::LastStableOffset(const TopicPartition& tp) {
+  KAAS_ASSIGN_OR_RETURN(std::shared_ptr<Partition> partition, Led(tp));
+  return partition->LastStableOffset();
+}
+
+absl::StatusOr<std::vector<AbortedTransaction>>
+DiskEngine::AbortedTransactionsInRange(const TopicPartition& tp, int64_t start,
+                                       int64_t end) {
+  KAAS_ASSIGN_OR_RETURN(std::shared_ptr<Partition> partition, Led(tp));
+  return partition->AbortedTransactions(start, end);
+}
+
+absl::StatusOr<OffsetAndTimestamp> DiskEngine::OffsetForTimestamp(
+    const TopicPartition& tp, int64_t timestamp) {
+  KAAS_ASSIGN_OR_RETURN(std::shared_ptr<Partition> partition, Led(tp));
+  return partition->OffsetForTimestamp(timestamp);
+}
+
+absl::StatusOr<EpochEndOffset> DiskEngine::OffsetForLeaderEpoch(
+    const TopicPartition& tp, int64_t leader_epoch) {
+  KAAS_ASSIGN_OR_RETURN(std::shared_ptr<Partition> partition, Led(tp));
+  return partition->OffsetForLeaderEpoch(leader_epoch);
+}
+
+absl::StatusOr<uint64_t> DiskEngine::PartitionSize(const TopicPartition& tp) {
+  KAAS_ASSIGN_OR_RETURN(std::shared_ptr<Partition> partition, Led(tp));
+  return partition->SizeBytes();
+}
+
+std::vector<TopicPartition> DiskEngine::LedPartitions() {
+  std::vector<TopicPartition> out;
+  {
+    absl::ReaderMutexLock lock(&map_mu_);
+    for (const auto& [tp, partition] : led_) out.push_back(tp);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::optional<int64_t> DiskEngine::PartitionEpoch(const TopicPartition& tp) {
+  absl::StatusOr<std::shared_ptr<Partition>> partition = Led(tp);
+  if (!partition.ok()) return std::nullopt;
+  return (*partition)->LeaderEpoch();
+}
+
+std::vector<placement::LogDirInfo> DiskEngine::LogDirs() {
+  return log_dirs_->All();
+}
+
+std::vector<LogDirUsage> DiskEngine::LogDirUsages() {
+  std::vector<LogDirUsage> out;
+  for (const placement::LogDirInfo& dir : log_dirs_->All()) {
+    LogDirUsage usage{dir.name, dir.path, -1, -1};
+    absl::StatusOr<fs::VolumeSpace> space = fs_->GetVolumeSpace(dir.path);
+    if (space.ok()) {
+      usage.total_bytes = static_cast<int64_t>(space->total_bytes);
+      usage.usable_bytes = static_cast<int64_t>(space->free_bytes);
+    }
+    out.push_back(std::move(usage));
+  }
+  return out;
+}
+
+absl::StatusOr<std::string> DiskEngine::PartitionLogDir(
+    const TopicPartition& tp) {
+  KAAS_ASSIGN_OR_RETURN(Resolved where, Resolve(tp));
+  return where.log_dir->name;
+}
+
+absl::StatusOr<std::optional<TopicConfigOverrides>> DiskEngine::GetTopicConfig(
+    absl::string_view topic) {
+  KAAS_ASSIGN_OR_RETURN(Resolved where, Resolve({std::string(topic), 0}));
+  return ReadTopicConfig(*fs_, fs::Dirname(where.dir));
+}
+
+absl::Status DiskEngine::FenceProducerEpoch(int64_t producer_id,
+                                            int16_t producer_epoch) {
+  if (producer_id < 0 || producer_epoch < 0) {
+    return StorageError(StorageErrorCode::kInvalidRequest,
+                        absl::StrCat("cannot fence producer ", producer_id,
+                                     " at epoch ", producer_epoch));
+  }
+  // Durable first: a partition opened from now on applies it.
+  KAAS_RETURN_IF_ERROR(fences_->Fence(
+      producer_id, producer_epoch, clock_->NowMillis(),
+      options_.default_config.producer_id_expiration_ms));
+  std::vector<std::shared_ptr<Partition>> partitions;
+  {
+    absl::ReaderMutexLock lock(&map_mu_);
+    for (const auto& [tp, partition] : led_) partitions.push_back(partition);
+  }
+  for (const auto& partition : partitions) {
+    KAAS_RETURN_IF_ERROR(partition->FenceProducer(producer_id, producer_epoch));
+  }
+  return absl::OkStatus();
+}
+
+int DiskEngine::StalledPartitions() {
+  absl::ReaderMutexLock lock(&map_mu_);
+  int stalled = 0;
+  for (const auto& [tp, partition] : led_) stalled += partition->IsStalled();
+  return stalled;
+}
+
+// ---- RetentionHost -----------------------------------------------------------
+
+absl::Status DiskEngine::ReloadTopicConfig(const TopicPartition& tp) {
+  KAAS_ASSIGN_OR_RETURN(std::shared_ptr<Partition> partition, Led(tp));
+  KAAS_ASSIGN_OR_RETURN(PartitionConfig config, EffectiveConfig(tp));
+  if (config != partition->config()) {
+    LOG(INFO) << tp.ToString() << ": topic config changed; applying it";
+    return partition->SetConfig(config);
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<RetentionView> DiskEngine::DescribeForRetention(
+    const TopicPartition& tp) {
+  KAAS_ASSIGN_OR_RETURN(std::shared_ptr<Partition> partition, Led(tp));
+  RetentionView view;
+  view.config = partition->config();
+  KAAS_ASSIGN_OR_RETURN(view.segments, partition->SegmentsWithTimestamps());
+  view.log_start_offset = partition->LogStartOffset();
+  return view;
+}
+
+absl::StatusOr<bool> DiskEngine::RollIfAged(const TopicPartition& tp) {
+  KAAS_ASSIGN_OR_RETURN(std::shared_ptr<Partition> partition, Led(tp));
+  return partition->MaybeRoll();
+}
+
+absl::StatusOr<LogStartAdvance> DiskEngine::AdvanceLogStartForRetention(
+    const TopicPartition& tp, int64_t target, RetentionReason reason) {
+  KAAS_ASSIGN_OR_RETURN(std::shared_ptr<Partition> partition, Led(tp));
+  KAAS_ASSIGN_OR_RETURN(LogStartAdvance advance,
+                        partition->AdvanceLogStart(target));
+  if (reason == RetentionReason::kTime) {
+    stats_.retention_segments_by_time.fetch_add(advance.segments_deleted);
+    stats_.retention_bytes_by_time.fetch_add(advance.bytes_deleted);
+  } else {
+    stats_.retention_segments_by_size.fetch_add(advance.segments_deleted);
+    stats_.retention_bytes_by_size.fetch_add(advance.bytes_deleted);
+  }
+  return advance;
+}
+
+}  // namespace kaas

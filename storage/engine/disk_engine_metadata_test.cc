@@ -1,0 +1,177 @@
+// DiskEngine: topic config overrides, the identity gate, persistent producer
+// fences, corrupt metadata files.
+#include <memory>
+#include <string>
+
+#include "absl/strings/match.h"
+
+#include "fs/fs_util.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "storage/common/storage_error.h"
+#include "storage/engine/disk_engine_test_fixture.h"
+#include "storage/engine/topic_identity.h"
+#include "storage/metadata/partition_files.h"
+#include "testing/batch_builder.h"
+#include "testing/status_matchers.h"
+
+namespace kaas {
+namespace {
+
+using ::kaas::testing::HasStorageError;
+using ::kaas::testing::HasStorageErrorWithMessage;
+using ::kaas::testing::IsOkAndHolds;
+using ::testing::HasSubstr;
+
+const TopicPartition kTp{"orders", 0};
+
+class MetadataTest : public DiskEngineTest {
+ protected:
+  void WriteTopicFile(absl::string_view name, absl::string_view json) {
+    std::string dir = fs::JoinPath(data_dir(), "orders");
+    ASSERT_OK(fs::CreateDirsDurably(fs(), dir));
+    ASSERT_OK(fs::AtomicReplaceFile(fs(), fs::JoinPath(dir, name), json));
+  }
+  void RemoveTopicFile(absl::string_view name) {
+    ASSERT_OK(fs().Unlink(fs::JoinPath(data_dir(), "orders", name)));
+  }
+};
+
+class FixedIdentity : public TopicIdentityResolver {
+ public:
+  explicit FixedIdentity(TopicIncarnation incarnation)
+      : incarnation_(std::move(incarnation)) {}
+  TopicIncarnation IncarnationOf(absl::string_view) const override {
+    return incarnation_;
+  }
+
+ private:
+  TopicIncarnation incarnation_;
+};
+
+TEST_F(MetadataTest, TopicOverridesApplyAtOpenAndReloadOverTheDefault) {
+  WriteTopicFile(kTopicConfigFileName, R"({"segmentBytes": 4096})");
+  auto engine = NewEngine();
+  ASSERT_OK(engine->TakeOver(kTp, 1).status());
+  for (int i = 0; i < 10; ++i) {
+    ASSERT_OK(engine->AppendAndWait(kTp, 1, Acks::kAll, Batch(1, 1000))
+                  .status());
+  }
+  ASSERT_OK_AND_ASSIGN(RetentionView view, engine->DescribeForRetention(kTp));
+  EXPECT_GT(view.segments.size(), 2u);
+  EXPECT_EQ(view.config.segment_bytes, 4096u);
+  // D-17: a removed override reverts to the engine default, not the
+  // partition's current value.
+  RemoveTopicFile(kTopicConfigFileName);
+  ASSERT_OK(engine->ReloadTopicConfig(kTp));
+  ASSERT_OK_AND_ASSIGN(view, engine->DescribeForRetention(kTp));
+  EXPECT_EQ(view.config.segment_bytes, SmallConfig().segment_bytes);
+}
+
+TEST_F(MetadataTest, InvalidTopicConfigIsALoudTypedError) {
+  WriteTopicFile(kTopicConfigFileName, R"({"segmentByts": 4096})");
+  auto engine = NewEngine();
+  EXPECT_THAT(engine->TakeOver(kTp, 1).status(),
+              HasStorageErrorWithMessage(StorageErrorCode::kInvalidConfig,
+                                         HasSubstr("segmentByts")));
+  EXPECT_THAT(engine->GetTopicConfig("orders").status(),
+              HasStorageError(StorageErrorCode::kInvalidConfig));
+  WriteTopicFile(kTopicConfigFileName, R"({"retentionMs": 60000})");
+  ASSERT_OK_AND_ASSIGN(std::optional<TopicConfigOverrides> config,
+                       engine->GetTopicConfig("orders"));
+  ASSERT_TRUE(config.has_value());
+  EXPECT_EQ(config->retention_ms, 60000);
+  EXPECT_OK(engine->TakeOver(kTp, 1).status());
+}
+
+TEST_F(MetadataTest, IdentityGateRefusesAStaleDirectoryAndCreatesNothing) {
+  const std::string old_id = "11111111-2222-4333-8444-555555555555";
+  const std::string new_id = "66666666-7777-4888-9999-aaaaaaaaaaaa";
+  ASSERT_OK(fs::CreateDirsDurably(fs(), fs::JoinPath(data_dir(), "orders")));
+  ASSERT_OK(WriteTopicIdStamp(fs(), fs::JoinPath(data_dir(), "orders"), old_id));
+  auto engine = NewEngine();
+  engine->SetIdentityResolver(
+      std::make_shared<FixedIdentity>(TopicIncarnation::Known(new_id)));
+  EXPECT_THAT(engine->TakeOver(kTp, 1).status(),
+              HasStorageError(StorageErrorCode::kStaleTopicDir));
+  EXPECT_THAT(engine->CreatePartition(kTp),
+              HasStorageError(StorageErrorCode::kStaleTopicDir));
+  EXPECT_THAT(fs().Exists(fs::JoinPath(data_dir(), "orders", "0")),
+              IsOkAndHolds(false));
+  // Pending over a stamped dir waits too; the reclaim restamps and it opens.
+  engine->SetIdentityResolver(
+      std::make_shared<FixedIdentity>(TopicIncarnation::Pending()));
+  EXPECT_THAT(engine->TakeOver(kTp, 1).status(),
+              HasStorageError(StorageErrorCode::kStaleTopicDir));
+  engine->SetIdentityResolver(
+      std::make_shared<FixedIdentity>(TopicIncarnation::Known(new_id)));
+  ASSERT_OK(WriteTopicIdStamp(fs(), fs::JoinPath(data_dir(), "orders"), new_id));
+  EXPECT_OK(engine->TakeOver(kTp, 1).status());
+}
+
+TEST_F(MetadataTest, UnknownIncarnationAndUnstampedDirsAreAdopted) {
+  auto engine = NewEngine();
+  engine->SetIdentityResolver(
+      std::make_shared<FixedIdentity>(TopicIncarnation::Known(
+          "11111111-2222-4333-8444-555555555555")));
+  EXPECT_OK(engine->TakeOver(kTp, 1).status());  // unstamped
+  ASSERT_OK(WriteTopicIdStamp(fs(), fs::JoinPath(data_dir(), "orders"),
+                              "66666666-7777-4888-9999-aaaaaaaaaaaa"));
+  engine->SetIdentityResolver(
+      std::make_shared<FixedIdentity>(TopicIncarnation::Unknown()));
+  EXPECT_OK(engine->TakeOver({"orders", 1}, 1).status());
+}
+
+// D-24: a fence recorded while a partition is not open still applies when it
+// is taken over later, by this engine or a fresh one.
+TEST_F(MetadataTest, ProducerFencesPersistForPartitionsOpenedLater) {
+  auto engine = NewEngine();
+  ASSERT_OK(engine->FenceProducerEpoch(/*producer_id=*/77, /*epoch=*/5));
+  engine.reset();
+  engine = NewEngine();
+  ASSERT_OK(engine->TakeOver(kTp, 1).status());
+  testing::BatchBuilder zombie;
+  zombie.Producer(77, 4, 0).AddRecord(absl::nullopt, "x");
+  EXPECT_THAT(engine->Append(kTp, 1, Acks::kAll, zombie.Build()).status(),
+              HasStorageError(StorageErrorCode::kInvalidProducerEpoch));
+  testing::BatchBuilder fenced;
+  fenced.Producer(77, 5, 0).AddRecord(absl::nullopt, "y");
+  EXPECT_OK(engine->AppendAndWait(kTp, 1, Acks::kAll, fenced.Build()).status());
+}
+
+// D-21: no corrupt metadata file makes a partition unopenable.
+TEST_F(MetadataTest, CorruptMetadataFilesAreSetAsideAndRebuilt) {
+  std::string partition_dir = fs::JoinPath(data_dir(), "orders", "0");
+  testing::BatchBuilder producer;
+  producer.Producer(9, 0, 0).AddRecord(absl::nullopt, "v");
+  std::string idempotent = producer.Build();
+  {
+    auto engine = NewEngine();
+    ASSERT_OK(engine->TakeOver(kTp, 3).status());
+    ASSERT_OK(engine->AppendAndWait(kTp, 3, Acks::kAll, Batch(2)).status());
+    ASSERT_OK(engine->AppendAndWait(kTp, 3, Acks::kAll, idempotent).status());
+    ASSERT_OK(engine->Drain());
+  }
+  ASSERT_OK_AND_ASSIGN(std::vector<std::string> names,
+                       fs().ListDir(partition_dir));
+  for (const std::string& name : names) {
+    if (name == "manifest" || name == "recovery-checkpoint" ||
+        absl::EndsWith(name, ".snapshot")) {
+      ASSERT_OK(fs::AtomicReplaceFile(fs(), fs::JoinPath(partition_dir, name),
+                                      "\x01garbage"));
+    }
+  }
+  auto engine = NewEngine();
+  ASSERT_OK_AND_ASSIGN(int64_t log_end, engine->TakeOver(kTp, 3));
+  EXPECT_EQ(log_end, 3);
+  // The producer state came back from the log: the retry is a duplicate.
+  ASSERT_OK_AND_ASSIGN(AppendResult retry,
+                       engine->AppendAndWait(kTp, 3, Acks::kAll, idempotent));
+  EXPECT_TRUE(retry.duplicate);
+  EXPECT_EQ(retry.base_offset, 2);
+  ASSERT_OK_AND_ASSIGN(names, fs().ListDir(partition_dir));
+  EXPECT_THAT(names, ::testing::Contains("manifest.corrupt"));
+}
+
+}  // namespace
+}  // namespace kaas

@@ -1,0 +1,48 @@
+// File: storage/engine/disk_engine_test_fixture.h
+//
+// A DiskEngine over a scratch data dir (and optional extra log dirs), on the
+// real filesystem wrapped by the fault-injecting one, with a manual clock.
+
+#ifndef KAAS_STORAGE_ENGINE_DISK_ENGINE_TEST_FIXTURE_H_
+#define KAAS_STORAGE_ENGINE_DISK_ENGINE_TEST_FIXTURE_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/clock.h"
+#include "fs/test_util.h"
+#include "gtest/gtest.h"
+#include "storage/engine/disk_engine.h"
+#include "testing/fault_injecting_file_system.h"
+
+namespace kaas {
+
+class DiskEngineTest : public ::testing::Test {
+ protected:
+  DiskEngineTest();
+
+  // Options for a new engine over data_dir() with the given extra dirs
+  // ("fast", "bulk", ... under the scratch dir).
+  DiskEngine::Options MakeOptions(const std::vector<std::string>& extra = {});
+  std::unique_ptr<DiskEngine> NewEngine(
+      const std::vector<std::string>& extra = {});
+
+  static PartitionConfig SmallConfig();
+  static std::string Batch(int records = 1, size_t value_size = 16);
+
+  const std::string& data_dir() const { return data_dir_; }
+  std::string ExtraDir(const std::string& name) const;
+  testing::FaultInjectingFileSystem& fs() { return fs_; }
+  ManualClock& clock() { return clock_; }
+
+ private:
+  fs::ScopedTempDir temp_dir_;
+  std::string data_dir_;
+  testing::FaultInjectingFileSystem fs_;
+  ManualClock clock_;
+};
+
+}  // namespace kaas
+
+#endif  // KAAS_STORAGE_ENGINE_DISK_ENGINE_TEST_FIXTURE_H_
