@@ -125,6 +125,10 @@ struct SegmentSummary {
   int64_t next_offset = 0;
   uint64_t size_bytes = 0;
   bool active = false;
+  // The largest record timestamp in the segment (-1: no batch carries one).
+  // Filled only where documented (it may load a closed segment's time
+  // index).
+  int64_t max_timestamp = -1;
 };
 
 }  // namespace kaas
