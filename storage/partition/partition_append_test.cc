@@ -188,5 +188,26 @@ TEST_F(PartitionTest, IdempotentRetryReturnsTheOriginalOffsets) {
               HasStorageError(StorageErrorCode::kOutOfOrderSequence));
 }
 
+// D-26: metrics count records and bytes, not calls.
+TEST_F(PartitionTest, StatsCountRecordsNotBatchesOrCalls) {
+  auto partition = OpenLeader();
+  AppendDurably(*partition, Batch(3));
+  AppendDurably(*partition, Batch(5));
+  AppendDurably(*partition, Batch(1));
+  EXPECT_EQ(stats().appended_batches.load(), 3u);
+  EXPECT_EQ(stats().appended_records.load(), 9u);
+  EXPECT_EQ(stats().appended_bytes.load(),
+            Batch(3).size() + Batch(5).size() + Batch(1).size());
+  ASSERT_OK_AND_ASSIGN(ReadResult read,
+                       partition->Read(0, 1 << 20, Isolation::kReadUncommitted));
+  EXPECT_EQ(read.batches, 3);
+  EXPECT_EQ(stats().read_calls.load(), 1u);
+  EXPECT_EQ(stats().read_batches.load(), 3u);
+  EXPECT_EQ(stats().read_records.load(), 9u);
+  EXPECT_EQ(stats().read_bytes.load(), read.records.size());
+  EXPECT_GE(stats().fsyncs.load(), 1u);
+  EXPECT_GE(stats().fsync_latency.Take().count, 1u);
+}
+
 }  // namespace
 }  // namespace kaas
