@@ -23,6 +23,7 @@
 #include "fs/fs_util.h"
 #include "glog/logging.h"
 #include "storage/common/storage_error.h"
+#include "storage/common/topic_name.h"
 #include "storage/engine/disk_engine.h"
 #include "storage/metadata/partition_files.h"
 
@@ -98,6 +99,8 @@ absl::StatusOr<int64_t> DiskEngine::TakeOver(const TopicPartition& tp,
 }
 
 absl::Status DiskEngine::Relinquish(const TopicPartition& tp) {
+  KAAS_RETURN_IF_ERROR(ValidateTopicName(tp.topic));
+  KAAS_RETURN_IF_ERROR(ValidatePartition(tp.partition));
   std::shared_ptr<absl::Mutex> lifecycle = LifecycleLock(tp);
   absl::MutexLock lifecycle_lock(lifecycle.get());
   std::shared_ptr<Partition> partition;

@@ -1,6 +1,12 @@
 #include "storage/partition/batch_state.h"
 
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "base/status_macros.h"
+#include "storage/batch/records.h"
+#include "storage/common/storage_error.h"
 
 namespace kaas {
 
@@ -31,6 +37,67 @@ absl::Status RecordBatchState(const RecordBatchView& batch,
                         type == ControlType::kAbort ? txn::ControlKind::kAbort
                                                     : txn::ControlKind::kCommit,
                         base_offset);
+}
+
+absl::Status CheckAppendable(const RecordBatchView& batch,
+                             const PartitionConfig& config) {
+  if (batch.is_control()) {
+    if (absl::StatusOr<ControlType> type = batch.control_type(); !type.ok()) {
+      return StorageError(
+          StorageErrorCode::kInvalidRecord,
+          absl::StrCat("control batch: ", type.status().message()));
+    }
+  }
+  if (batch.size() > config.segment_bytes) {
+    return StorageError(
+        StorageErrorCode::kRecordListTooLarge,
+        absl::StrFormat("batch of %d bytes is larger than segment.bytes %d",
+                        batch.size(), config.segment_bytes));
+  }
+  if (config.max_message_bytes > 0 &&
+      batch.size() > config.max_message_bytes) {
+    return StorageError(
+        StorageErrorCode::kMessageTooLarge,
+        absl::StrFormat("batch of %d bytes is larger than max.message.bytes %d",
+                        batch.size(), config.max_message_bytes));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status VerdictToStatus(const idempotence::Verdict& verdict) {
+  switch (verdict.kind) {
+    case idempotence::VerdictKind::kOutOfOrderSequence:
+      return StorageError(StorageErrorCode::kOutOfOrderSequence,
+                          verdict.reason);
+    case idempotence::VerdictKind::kInvalidProducerEpoch:
+      return StorageError(StorageErrorCode::kInvalidProducerEpoch,
+                          verdict.reason);
+    case idempotence::VerdictKind::kInvalidRecord:
+      return StorageError(StorageErrorCode::kInvalidRecord, verdict.reason);
+    case idempotence::VerdictKind::kNotIdempotent:
+    case idempotence::VerdictKind::kAccept:
+    case idempotence::VerdictKind::kDuplicate:
+      return absl::OkStatus();
+  }
+  return absl::OkStatus();
+}
+
+RecordSearch SearchRecords(const RecordBatchView& batch, int64_t timestamp,
+                           int64_t min_offset) {
+  if (batch.timestamp_type() != TimestampType::kCreateTime) return {};
+  absl::StatusOr<std::vector<Record>> records = DecodeRecords(batch);
+  if (!records.ok()) return {};
+  RecordSearch search;
+  search.decoded = true;
+  for (const Record& record : *records) {
+    const int64_t offset = batch.base_offset() + record.offset_delta;
+    const int64_t record_time = batch.base_timestamp() + record.timestamp_delta;
+    if (offset >= min_offset && record_time >= timestamp) {
+      search.hit = OffsetAndTimestamp{offset, record_time};
+      break;
+    }
+  }
+  return search;
 }
 
 }  // namespace kaas

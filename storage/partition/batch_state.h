@@ -1,9 +1,14 @@
 // File: storage/partition/batch_state.h
 //
-// What a batch header means for the idempotent-producer state and the
-// transaction index. One function serves both the append path (after the
-// write succeeded) and recovery's replay of the log after a state snapshot,
-// so that replaying the log rebuilds exactly the state appending built.
+// The per-batch rules every engine applies the same way, in one place:
+//   * what a batch header means for the idempotent-producer state and the
+//     transaction index (RecordBatchState): one function serves the append
+//     path (after the write succeeded) and recovery's replay of the log after
+//     a state snapshot, so that replaying rebuilds exactly what appending
+//     built;
+//   * the append-time checks beyond RecordBatchView::Parse (control-record
+//     type, size limits) and the typed error of an idempotence verdict;
+//   * the record-level search of Kafka's ListOffsets by timestamp.
 //
 // Thread-safety: functions of their arguments; callers hold the partition
 // lock (append) or own the state (replay).
@@ -12,11 +17,15 @@
 #define KAAS_STORAGE_PARTITION_BATCH_STATE_H_
 
 #include <cstdint>
+#include <optional>
 
 #include "absl/status/status.h"
+#include "idempotence/classify.h"
 #include "idempotence/producer_entry.h"
 #include "idempotence/producer_state_map.h"
 #include "storage/batch/record_batch.h"
+#include "storage/common/api_types.h"
+#include "storage/partition/partition_config.h"
 #include "txn/txn_index.h"
 
 namespace kaas {
@@ -31,6 +40,34 @@ absl::Status RecordBatchState(const RecordBatchView& batch,
                               int64_t base_offset,
                               idempotence::ProducerStateMap* producers,
                               txn::TxnIndex* txns);
+
+// Append-time checks of a parsed batch: a control batch's record type must
+// decode (kInvalidRecord), and the batch must fit segment.bytes
+// (kRecordListTooLarge) and max.message.bytes (kMessageTooLarge).
+absl::Status CheckAppendable(const RecordBatchView& batch,
+                             const PartitionConfig& config);
+
+// The typed error of a rejecting verdict (kOutOfOrderSequence,
+// kInvalidProducerEpoch, kInvalidRecord); OK for accepting ones.
+absl::Status VerdictToStatus(const idempotence::Verdict& verdict);
+
+// Kafka ListOffsets special timestamps.
+inline constexpr int64_t kListOffsetsLatest = -1;
+inline constexpr int64_t kListOffsetsEarliest = -2;
+inline constexpr int64_t kListOffsetsMaxTimestamp = -3;
+
+// What the records of one batch say about a search by timestamp.
+struct RecordSearch {
+  // False when the records cannot be decoded (compressed) or carry no
+  // timestamps of their own (LogAppendTime): the batch answers as a whole,
+  // with its first offset at or above `min_offset` and its maxTimestamp.
+  bool decoded = false;
+  // If `decoded`: the first record at or after `min_offset` whose timestamp
+  // is >= the wanted one (Kafka's LogSegment.findOffsetByTimestamp).
+  std::optional<OffsetAndTimestamp> hit;
+};
+RecordSearch SearchRecords(const RecordBatchView& batch, int64_t timestamp,
+                           int64_t min_offset);
 
 }  // namespace kaas
 

@@ -76,6 +76,7 @@
 #include "storage/common/api_types.h"
 #include "storage/metadata/partition_metadata.pb.h"
 #include "storage/metadata/state_snapshot.pb.h"
+#include "storage/partition/epoch_history.h"
 #include "storage/partition/partition_config.h"
 #include "storage/partition/partition_stats.h"
 #include "storage/segment/read_handle_cache.h"
@@ -301,6 +302,10 @@ class Partition : public std::enable_shared_from_this<Partition> {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   metadata::PartitionManifest ManifestLocked() const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Epoch history <-> manifest.
+  static void SetEpochs(const EpochHistory& epochs,
+                        metadata::PartitionManifest* manifest);
+  static EpochHistory EpochsOf(const metadata::PartitionManifest& manifest);
   void CloseLocked(const absl::Status& waiter_error, Completions* done)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
@@ -335,7 +340,7 @@ class Partition : public std::enable_shared_from_this<Partition> {
   // taken before mu_ when both are needed.
   mutable absl::Mutex metadata_mu_ ABSL_ACQUIRED_BEFORE(checkpoint_mu_, mu_);
   // Epoch history (for the manifest and OffsetForLeaderEpoch).
-  std::vector<metadata::EpochStart> epochs_ ABSL_GUARDED_BY(metadata_mu_);
+  EpochHistory epochs_ ABSL_GUARDED_BY(metadata_mu_);
 
   // ---- Write path state.
   mutable absl::Mutex mu_;

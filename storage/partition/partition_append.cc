@@ -15,24 +15,6 @@
 #include "storage/partition/partition.h"
 
 namespace kaas {
-namespace {
-
-absl::Status FromVerdict(const idempotence::Verdict& verdict) {
-  switch (verdict.kind) {
-    case idempotence::VerdictKind::kOutOfOrderSequence:
-      return StorageError(StorageErrorCode::kOutOfOrderSequence,
-                          verdict.reason);
-    case idempotence::VerdictKind::kInvalidProducerEpoch:
-      return StorageError(StorageErrorCode::kInvalidProducerEpoch,
-                          verdict.reason);
-    case idempotence::VerdictKind::kInvalidRecord:
-      return StorageError(StorageErrorCode::kInvalidRecord, verdict.reason);
-    default:
-      return absl::OkStatus();
-  }
-}
-
-}  // namespace
 
 absl::Status Partition::CheckWritableLocked(int64_t leader_epoch) const {
   if (state_ == State::kClosed) {
@@ -68,13 +50,6 @@ absl::StatusOr<AppendResult> Partition::Append(absl::string_view bytes,
   absl::StatusOr<RecordBatchView> parsed = RecordBatchView::Parse(bytes);
   if (!parsed.ok()) return reject(parsed.status());
   const RecordBatchView& batch = *parsed;
-  if (batch.is_control()) {
-    if (absl::StatusOr<ControlType> type = batch.control_type(); !type.ok()) {
-      return reject(StorageError(
-          StorageErrorCode::kInvalidRecord,
-          absl::StrCat("control batch: ", type.status().message())));
-    }
-  }
   const int32_t delta = batch.last_offset_delta();
 
   AppendResult result;
@@ -83,19 +58,8 @@ absl::StatusOr<AppendResult> Partition::Append(absl::string_view bytes,
     if (absl::Status status = CheckWritableLocked(leader_epoch); !status.ok()) {
       return reject(status);
     }
-    if (bytes.size() > config_.segment_bytes) {
-      return reject(StorageError(
-          StorageErrorCode::kRecordListTooLarge,
-          absl::StrFormat("batch of %d bytes is larger than segment.bytes %d",
-                          bytes.size(), config_.segment_bytes)));
-    }
-    if (config_.max_message_bytes > 0 &&
-        bytes.size() > config_.max_message_bytes) {
-      return reject(StorageError(
-          StorageErrorCode::kMessageTooLarge,
-          absl::StrFormat("batch of %d bytes is larger than max.message.bytes "
-                          "%d",
-                          bytes.size(), config_.max_message_bytes)));
+    if (absl::Status status = CheckAppendable(batch, config_); !status.ok()) {
+      return reject(status);
     }
     if (batch.has_producer_id()) {
       idempotence::Verdict verdict = producers_.Check(BatchInfoOf(batch));
@@ -113,7 +77,7 @@ absl::StatusOr<AppendResult> Partition::Append(absl::string_view bytes,
         }
         return result;
       }
-      if (absl::Status status = FromVerdict(verdict); !status.ok()) {
+      if (absl::Status status = VerdictToStatus(verdict); !status.ok()) {
         return reject(status);
       }
     }

@@ -15,15 +15,31 @@
 
 namespace kaas {
 
+void Partition::SetEpochs(const EpochHistory& epochs,
+                          metadata::PartitionManifest* manifest) {
+  manifest->clear_epochs();
+  for (const EpochHistory::Entry& entry : epochs.entries()) {
+    metadata::EpochStart* start = manifest->add_epochs();
+    start->set_epoch(entry.epoch);
+    start->set_start_offset(entry.start_offset);
+  }
+}
+
+EpochHistory Partition::EpochsOf(const metadata::PartitionManifest& manifest) {
+  std::vector<EpochHistory::Entry> entries;
+  for (const metadata::EpochStart& start : manifest.epochs()) {
+    entries.push_back({start.epoch(), start.start_offset()});
+  }
+  return EpochHistory(std::move(entries));
+}
+
 metadata::PartitionManifest Partition::ManifestLocked() const {
   metadata_mu_.AssertHeld();
   metadata::PartitionManifest manifest;
   manifest.set_leader_epoch(leader_epoch_);
   manifest.set_log_start_offset(log_start_offset_);
   manifest.set_log_end_offset(next_offset_);
-  for (const metadata::EpochStart& start : epochs_) {
-    *manifest.add_epochs() = start;
-  }
+  SetEpochs(epochs_, &manifest);
   return manifest;
 }
 
@@ -69,6 +85,7 @@ absl::StatusOr<int64_t> Partition::TakeOver(int64_t leader_epoch) {
   absl::MutexLock metadata_lock(&metadata_mu_);
   Completions done;
   absl::Status failure;
+  EpochHistory next_epochs;
   metadata::PartitionManifest manifest;
   metadata::RecoveryCheckpoint checkpoint;
   metadata::PartitionStateSnapshot snapshot;
@@ -104,20 +121,11 @@ absl::StatusOr<int64_t> Partition::TakeOver(int64_t leader_epoch) {
       return StorageError(StorageErrorCode::kNotLeader,
                           absl::StrCat(dir_, ": leadership was given up"));
     }
+    next_epochs = epochs_;
+    next_epochs.Begin(leader_epoch, next_offset_);
     manifest = ManifestLocked();
     manifest.set_leader_epoch(leader_epoch);
-    if (epochs_.empty() || epochs_.back().epoch() < leader_epoch) {
-      metadata::EpochStart* start = manifest.add_epochs();
-      start->set_epoch(leader_epoch);
-      start->set_start_offset(next_offset_);
-      // An epoch that wrote nothing is dropped from the history (Kafka does
-      // the same): it starts where its successor does.
-      int n = manifest.epochs_size();
-      if (n >= 2 && manifest.epochs(n - 2).start_offset() == next_offset_) {
-        manifest.mutable_epochs()->SwapElements(n - 2, n - 1);
-        manifest.mutable_epochs()->RemoveLast();
-      }
-    }
+    SetEpochs(next_epochs, &manifest);
     checkpoint = CheckpointLocked();
     snapshot = StateSnapshotLocked();
     snapshot.set_leader_epoch(leader_epoch);
@@ -136,7 +144,7 @@ absl::StatusOr<int64_t> Partition::TakeOver(int64_t leader_epoch) {
                         "for %d)",
                         dir_, written.on_disk.leader_epoch(), leader_epoch));
   }
-  epochs_.assign(manifest.epochs().begin(), manifest.epochs().end());
+  epochs_ = std::move(next_epochs);
   int64_t log_end;
   {
     absl::MutexLock lock(&mu_);
@@ -255,16 +263,9 @@ absl::StatusOr<LogStartAdvance> Partition::AdvanceLogStart(int64_t target) {
   }
   // Kafka's leader-epoch cache forgets what lies below the log start,
   // keeping the epoch that covers it.
-  std::vector<metadata::EpochStart> epochs;
-  for (const metadata::EpochStart& start : manifest.epochs()) {
-    if (!epochs.empty() && start.start_offset() <= target) epochs.clear();
-    epochs.push_back(start);
-  }
-  if (!epochs.empty() && epochs.front().start_offset() < target) {
-    epochs.front().set_start_offset(target);
-  }
-  manifest.clear_epochs();
-  for (const metadata::EpochStart& start : epochs) *manifest.add_epochs() = start;
+  EpochHistory epochs = epochs_;
+  epochs.TrimBelow(target);
+  SetEpochs(epochs, &manifest);
 
   // Durable before any file goes: a crash between the two never brings the
   // deleted records back, and never leaves a log start below the data.
@@ -277,7 +278,7 @@ absl::StatusOr<LogStartAdvance> Partition::AdvanceLogStart(int64_t target) {
         absl::StrFormat("%s: superseded by leader epoch %d", dir_,
                         written.on_disk.leader_epoch()));
   }
-  epochs_ = epochs;
+  epochs_ = std::move(epochs);
 
   LogStartAdvance advance;
   SegmentList doomed;

@@ -56,18 +56,6 @@ void Note(OpenReport* report, const std::string& dir, std::string problem) {
   report->problems.push_back(std::move(problem));
 }
 
-// The epoch the history assigns to `offset`: the epoch of the last entry
-// starting at or before it (0 when none does).
-int64_t EpochAt(const std::vector<metadata::EpochStart>& epochs,
-                int64_t offset) {
-  int64_t epoch = 0;
-  for (const metadata::EpochStart& start : epochs) {
-    if (start.start_offset() > offset) break;
-    epoch = std::max(epoch, start.epoch());
-  }
-  return epoch;
-}
-
 }  // namespace
 
 absl::StatusOr<std::shared_ptr<Partition>> Partition::Open(
@@ -150,8 +138,7 @@ absl::Status Partition::Recover(const metadata::ProducerFences& fences,
     report->quarantined.push_back(std::string(metadata::kManifestFileName));
     dir_changed = true;
   }
-  std::vector<metadata::EpochStart> epochs(manifest.epochs().begin(),
-                                           manifest.epochs().end());
+  EpochHistory epochs = EpochsOf(manifest);
 
   // ---- 3. Segments: sort, resolve duplicates and deposed leaders' files.
   std::sort(logs.begin(), logs.end(), [](const SegmentId& a,
@@ -172,7 +159,7 @@ absl::Status Partition::Recover(const metadata::ProducerFences& fences,
                           segments.back()->base_offset() == id.base_offset;
     bool deposed = id.epoch < max_epoch ||
                    static_cast<int64_t>(id.epoch) <
-                       EpochAt(epochs, id.base_offset);
+                       epochs.EpochAt(id.base_offset);
     if (duplicate_base && info.size == 0) {
       // An empty segment superseded by a take-over roll at the same base.
       KAAS_RETURN_IF_ERROR(segment->DeleteFiles());
@@ -186,7 +173,7 @@ absl::Status Partition::Recover(const metadata::ProducerFences& fences,
                            "quarantined, never served",
                            segment::SegmentStem(id), info.size, id.epoch,
                            std::max<int64_t>(max_epoch,
-                                             EpochAt(epochs, id.base_offset))));
+                                             epochs.EpochAt(id.base_offset))));
       KAAS_RETURN_IF_ERROR(segment->Quarantine());
       report->quarantined.push_back(
           segment::SegmentFileName(id, SegmentFileKind::kLog));
@@ -203,12 +190,7 @@ absl::Status Partition::Recover(const metadata::ProducerFences& fences,
     // No history (new partition, or the manifest was lost): the segment
     // names tell each epoch's first offset.
     for (const auto& segment : segments) {
-      if (epochs.empty() || epochs.back().epoch() < segment->epoch()) {
-        metadata::EpochStart start_of_epoch;
-        start_of_epoch.set_epoch(segment->epoch());
-        start_of_epoch.set_start_offset(segment->base_offset());
-        epochs.push_back(start_of_epoch);
-      }
+      epochs.Begin(segment->epoch(), segment->base_offset());
     }
   }
 
@@ -265,7 +247,7 @@ absl::Status Partition::Recover(const metadata::ProducerFences& fences,
     absl::StatusOr<metadata::PartitionStateSnapshot> snapshot =
         metadata::ReadStateSnapshot(fs, dir_, offset);
     absl::Status status = snapshot.status();
-    int64_t log_epoch = offset > 0 ? EpochAt(epochs, offset - 1) : 0;
+    int64_t log_epoch = offset > 0 ? epochs.EpochAt(offset - 1) : 0;
     if (status.ok() && snapshot->leader_epoch() < log_epoch) {
       status = absl::DataLossError(absl::StrFormat(
           "written by a deposed leader (epoch %d; the log before offset %d "

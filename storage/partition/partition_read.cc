@@ -10,17 +10,12 @@
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
 #include "storage/batch/record_batch.h"
-#include "storage/batch/records.h"
 #include "storage/common/storage_error.h"
+#include "storage/partition/batch_state.h"
 #include "storage/partition/partition.h"
 
 namespace kaas {
 namespace {
-
-// Kafka ListOffsets special timestamps.
-constexpr int64_t kLatestTimestamp = -1;
-constexpr int64_t kEarliestTimestamp = -2;
-constexpr int64_t kMaxTimestamp = -3;
 
 // The segment holding `offset`: the last one whose base offset is <= it.
 size_t SegmentIndexFor(
@@ -140,92 +135,67 @@ absl::StatusOr<OffsetAndTimestamp> Partition::OffsetForTimestamp(
   std::shared_ptr<const SegmentList> segments = segments_snapshot();
   const int64_t log_start = LogStartOffset();
   const int64_t high_watermark = HighWatermark();
-  if (timestamp == kLatestTimestamp) return OffsetAndTimestamp{high_watermark, -1};
-  if (timestamp == kEarliestTimestamp) return OffsetAndTimestamp{log_start, -1};
-  if (timestamp < 0 && timestamp != kMaxTimestamp) {
+  if (timestamp == kListOffsetsLatest) {
+    return OffsetAndTimestamp{high_watermark, -1};
+  }
+  if (timestamp == kListOffsetsEarliest) {
+    return OffsetAndTimestamp{log_start, -1};
+  }
+  if (timestamp < 0 && timestamp != kListOffsetsMaxTimestamp) {
     return StorageError(
         StorageErrorCode::kInvalidRequest,
         absl::StrCat("unsupported ListOffsets timestamp ", timestamp));
   }
-
-  if (timestamp == kMaxTimestamp) {
-    // The segment holding the largest timestamp, then its first batch
-    // carrying it.
+  if (timestamp == kListOffsetsMaxTimestamp) {
+    // The first record carrying the largest timestamp.
     int64_t best = -1;
-    size_t best_index = 0;
-    for (size_t i = 0; i < segments->size(); ++i) {
+    for (const auto& segment : *segments) {
       KAAS_ASSIGN_OR_RETURN(segment::SegmentTimeInfo info,
-                            (*segments)[i]->GetTimeInfo());
-      if (info.max_timestamp > best) {
-        best = info.max_timestamp;
-        best_index = i;
-      }
+                            segment->GetTimeInfo());
+      best = std::max(best, info.max_timestamp);
     }
     if (best < 0) return OffsetAndTimestamp{};
     timestamp = best;
-    segments = std::make_shared<const SegmentList>(
-        segments->begin() + best_index, segments->end());
   }
 
+  // Kafka's rule: the first record at or above the log start whose
+  // timestamp is >= the target.
+  int64_t from = log_start;
   for (size_t i = 0; i < segments->size(); ++i) {
     const std::shared_ptr<segment::Segment>& segment = (*segments)[i];
     int64_t end = high_watermark;
     if (i + 1 < segments->size()) {
       end = std::min(end, (*segments)[i + 1]->base_offset());
     }
-    if (end <= log_start) continue;
+    if (end <= from) continue;
     KAAS_ASSIGN_OR_RETURN(segment::SegmentTimeInfo info, segment->GetTimeInfo());
     if (info.max_timestamp < timestamp) continue;
-    KAAS_ASSIGN_OR_RETURN(std::optional<segment::TimestampHit> hit,
-                          segment->FindByTimestamp(timestamp, end));
-    if (!hit.has_value()) continue;
-    OffsetAndTimestamp answer{hit->offset, hit->timestamp};
-    // Refine to the first record with a timestamp >= the target when the
-    // batch is readable (uncompressed, CreateTime); otherwise the batch's
-    // first offset and largest timestamp answer.
-    absl::StatusOr<segment::BatchReadResult> batch =
-        segment->Read(hit->offset, end, 1);
-    if (batch.ok() && batch->batches > 0) {
-      absl::StatusOr<RecordBatchView> view =
-          RecordBatchView::ParseHeader(batch->batches_view().substr(
-              0, PeekBatchSize(batch->batches_view()).value_or(0)));
-      if (view.ok() && view->timestamp_type() == TimestampType::kCreateTime) {
-        absl::StatusOr<std::vector<Record>> records = DecodeRecords(*view);
-        if (records.ok()) {
-          for (const Record& record : *records) {
-            int64_t record_time = view->base_timestamp() + record.timestamp_delta;
-            if (record_time >= timestamp) {
-              answer = {view->base_offset() + record.offset_delta, record_time};
-              break;
-            }
-          }
-        }
+    while (from < end) {
+      KAAS_ASSIGN_OR_RETURN(std::optional<segment::TimestampHit> hit,
+                            segment->FindByTimestamp(timestamp, from, end));
+      if (!hit.has_value()) break;
+      KAAS_ASSIGN_OR_RETURN(segment::BatchReadResult read,
+                            segment->Read(hit->offset, end, 1));
+      absl::string_view bytes = read.batches_view();
+      KAAS_ASSIGN_OR_RETURN(size_t size, PeekBatchSize(bytes));
+      KAAS_ASSIGN_OR_RETURN(RecordBatchView batch,
+                            RecordBatchView::ParseHeader(bytes.substr(0, size)));
+      RecordSearch search = SearchRecords(batch, timestamp, from);
+      if (!search.decoded) {
+        // Compressed or LogAppendTime: the batch answers as a whole.
+        return OffsetAndTimestamp{std::max(batch.base_offset(), from),
+                                  batch.max_timestamp()};
       }
+      if (search.hit.has_value()) return *search.hit;
+      from = batch.next_offset();  // its qualifying records are below `from`
     }
-    if (answer.offset < log_start) answer.offset = log_start;
-    if (answer.offset >= high_watermark) return OffsetAndTimestamp{};
-    return answer;
   }
   return OffsetAndTimestamp{};
 }
 
 EpochEndOffset Partition::OffsetForLeaderEpoch(int64_t leader_epoch) const {
-  // Kafka's LeaderEpochFileCache.endOffsetFor.
   absl::MutexLock lock(&metadata_mu_);
-  if (leader_epoch < 0 || epochs_.empty()) return EpochEndOffset{};
-  if (epochs_.back().epoch() == leader_epoch) {
-    return EpochEndOffset{leader_epoch, LogEndOffset()};
-  }
-  auto higher = std::upper_bound(
-      epochs_.begin(), epochs_.end(), leader_epoch,
-      [](int64_t epoch, const metadata::EpochStart& start) {
-        return epoch < start.epoch();
-      });
-  if (higher == epochs_.end()) return EpochEndOffset{};
-  if (higher == epochs_.begin()) {
-    return EpochEndOffset{leader_epoch, higher->start_offset()};
-  }
-  return EpochEndOffset{std::prev(higher)->epoch(), higher->start_offset()};
+  return epochs_.EndOffsetFor(leader_epoch, LogEndOffset());
 }
 
 absl::StatusOr<std::vector<SegmentSummary>>

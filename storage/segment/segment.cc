@@ -515,14 +515,17 @@ absl::StatusOr<BatchReadResult> Segment::Read(int64_t offset,
 }
 
 absl::StatusOr<std::optional<TimestampHit>> Segment::FindByTimestamp(
-    int64_t timestamp, int64_t end_offset) {
+    int64_t timestamp, int64_t min_offset, int64_t end_offset) {
   KAAS_ASSIGN_OR_RETURN(std::shared_ptr<const SegmentReadState> state,
                         ReadState());
-  OffsetIndexEntry start{id_.base_offset, 0};
+  // Start at the later of: the last batch known to be below the timestamp
+  // (time index), and the batch holding min_offset (offset index).
+  int64_t from = min_offset;
   if (std::optional<TimeIndexEntry> below =
           state->time_index->LookupBelow(timestamp)) {
-    start = state->index->Lookup(below->offset);
+    from = std::max(from, below->offset);
   }
+  OffsetIndexEntry start = state->index->Lookup(from);
   std::optional<TimestampHit> hit;
   ScanOptions options;
   options.verify_crc = false;
@@ -534,6 +537,7 @@ absl::StatusOr<std::optional<TimestampHit>> Segment::FindByTimestamp(
           *state->file, start.position, start.offset, options,
           [&](const RecordBatchView& batch, uint64_t) {
             if (batch.base_offset() >= end_offset) return false;
+            if (batch.last_offset() < min_offset) return true;
             if (batch.max_timestamp() >= timestamp) {
               hit = TimestampHit{batch.base_offset(), batch.max_timestamp()};
               return false;

@@ -195,10 +195,10 @@ class Segment {
   absl::StatusOr<BatchReadResult> Read(int64_t offset, int64_t end_offset,
                                        size_t max_bytes);
 
-  // The first batch with maxTimestamp >= `timestamp` and base offset below
-  // `end_offset`, if any.
+  // The first batch with maxTimestamp >= `timestamp`, last offset >=
+  // `min_offset` and base offset below `end_offset`, if any.
   absl::StatusOr<std::optional<TimestampHit>> FindByTimestamp(
-      int64_t timestamp, int64_t end_offset);
+      int64_t timestamp, int64_t min_offset, int64_t end_offset);
 
   // The segment's largest timestamp (loads the time index of a closed
   // segment once).

@@ -1,0 +1,301 @@
+// MemoryEngine: one MemoryPartition (storage/engine/memory_partition.h) per
+// topic partition, in a map.
+
+#include "storage/engine/memory_engine.h"
+
+#include <algorithm>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/synchronization/mutex.h"
+#include "base/status_macros.h"
+#include "glog/logging.h"
+#include "storage/common/storage_error.h"
+#include "storage/common/topic_name.h"
+#include "storage/engine/memory_partition.h"
+
+namespace kaas {
+
+namespace {
+
+using memory_internal::MemoryPartition;
+
+absl::Status ValidateTopicPartition(const TopicPartition& tp) {
+  KAAS_RETURN_IF_ERROR(ValidateTopicName(tp.topic));
+  return ValidatePartition(tp.partition);
+}
+
+}  // namespace
+
+MemoryEngine::MemoryEngine(Options options)
+    : config_(std::move(options.partition_config)), clock_(options.clock) {
+  absl::Status valid = config_.Validate();
+  CHECK(valid.ok()) << "MemoryEngine: invalid partition config: " << valid;
+  CHECK(clock_ != nullptr);
+}
+
+MemoryEngine::~MemoryEngine() = default;
+
+// ---- The map ---------------------------------------------------------------
+
+absl::StatusOr<MemoryEngine::PartitionPtr> MemoryEngine::Find(
+    const TopicPartition& tp) {
+  KAAS_RETURN_IF_ERROR(ValidateTopicPartition(tp));
+  absl::ReaderMutexLock lock(&partitions_mu_);
+  auto it = partitions_.find(tp);
+  if (it == partitions_.end()) {
+    return StorageError(StorageErrorCode::kNotLeader,
+                        absl::StrCat(tp.ToString(), " is not led here"));
+  }
+  return it->second;
+}
+
+absl::StatusOr<MemoryEngine::PartitionPtr> MemoryEngine::FindOrCreate(
+    const TopicPartition& tp) {
+  KAAS_RETURN_IF_ERROR(ValidateTopicPartition(tp));
+  {
+    absl::ReaderMutexLock lock(&partitions_mu_);
+    auto it = partitions_.find(tp);
+    if (it != partitions_.end()) return it->second;
+  }
+  // Holding fences_mu_ (shared) until the partition is in the map: a
+  // concurrent FenceProducerEpoch either came before (and is applied here)
+  // or comes after (and finds the partition in the map).
+  absl::ReaderMutexLock fences_lock(&fences_mu_);
+  auto created =
+      std::make_shared<MemoryPartition>(tp.ToString(), config_, &stats_);
+  const int64_t now_ms = clock_->NowMillis();
+  for (const auto& [producer_id, epoch] : fences_) {
+    created->Fence(producer_id, epoch, now_ms);
+  }
+  absl::MutexLock lock(&partitions_mu_);
+  return partitions_.try_emplace(tp, std::move(created)).first->second;
+}
+
+MemoryEngine::PartitionPtr MemoryEngine::Remove(const TopicPartition& tp) {
+  absl::MutexLock lock(&partitions_mu_);
+  auto it = partitions_.find(tp);
+  if (it == partitions_.end()) return nullptr;
+  PartitionPtr partition = std::move(it->second);
+  partitions_.erase(it);
+  return partition;
+}
+
+std::vector<std::pair<TopicPartition, MemoryEngine::PartitionPtr>>
+MemoryEngine::Snapshot() {
+  absl::ReaderMutexLock lock(&partitions_mu_);
+  return {partitions_.begin(), partitions_.end()};
+}
+
+// ---- Writes and reads ------------------------------------------------------
+
+absl::StatusOr<AppendResult> MemoryEngine::Append(const TopicPartition& tp,
+                                                  int64_t leader_epoch,
+                                                  Acks acks,
+                                                  absl::string_view batch) {
+  // Every acks level is complete on return: AppendResult::durable is ready.
+  KAAS_ASSIGN_OR_RETURN(PartitionPtr partition, Find(tp));
+  return partition->Append(batch, leader_epoch);
+}
+
+absl::StatusOr<int64_t> MemoryEngine::DeleteRecords(const TopicPartition& tp,
+                                                    int64_t target_offset) {
+  KAAS_ASSIGN_OR_RETURN(PartitionPtr partition, Find(tp));
+  return partition->DeleteRecords(target_offset);
+}
+
+absl::StatusOr<ReadResult> MemoryEngine::Read(const TopicPartition& tp,
+                                              int64_t offset, size_t max_bytes,
+                                              Isolation isolation) {
+  KAAS_ASSIGN_OR_RETURN(PartitionPtr partition, Find(tp));
+  return partition->Read(offset, max_bytes, isolation);
+}
+
+absl::StatusOr<int64_t> MemoryEngine::HighWatermark(const TopicPartition& tp) {
+  KAAS_ASSIGN_OR_RETURN(PartitionPtr partition, Find(tp));
+  return partition->HighWatermark();
+}
+
+absl::StatusOr<int64_t> MemoryEngine::LogStartOffset(const TopicPartition& tp) {
+  KAAS_ASSIGN_OR_RETURN(PartitionPtr partition, Find(tp));
+  return partition->LogStartOffset();
+}
+
+absl::StatusOr<int64_t> MemoryEngine::LastStableOffset(
+    const TopicPartition& tp) {
+  KAAS_ASSIGN_OR_RETURN(PartitionPtr partition, Find(tp));
+  return partition->LastStableOffset();
+}
+
+absl::StatusOr<std::vector<AbortedTransaction>>
+MemoryEngine::AbortedTransactionsInRange(const TopicPartition& tp,
+                                         int64_t start, int64_t end) {
+  KAAS_ASSIGN_OR_RETURN(PartitionPtr partition, Find(tp));
+  return partition->AbortedTransactions(start, end);
+}
+
+absl::StatusOr<OffsetAndTimestamp> MemoryEngine::OffsetForTimestamp(
+    const TopicPartition& tp, int64_t timestamp) {
+  KAAS_ASSIGN_OR_RETURN(PartitionPtr partition, Find(tp));
+  return partition->OffsetForTimestamp(timestamp);
+}
+
+absl::StatusOr<EpochEndOffset> MemoryEngine::OffsetForLeaderEpoch(
+    const TopicPartition& tp, int64_t leader_epoch) {
+  KAAS_ASSIGN_OR_RETURN(PartitionPtr partition, Find(tp));
+  return partition->OffsetForLeaderEpoch(leader_epoch);
+}
+
+absl::StatusOr<uint64_t> MemoryEngine::PartitionSize(const TopicPartition& tp) {
+  KAAS_ASSIGN_OR_RETURN(PartitionPtr partition, Find(tp));
+  return partition->SizeBytes();
+}
+
+// ---- Partition lifecycle ---------------------------------------------------
+
+absl::Status MemoryEngine::CreatePartition(const TopicPartition& tp) {
+  return FindOrCreate(tp).status();
+}
+
+absl::Status MemoryEngine::DeletePartition(const TopicPartition& tp) {
+  KAAS_RETURN_IF_ERROR(ValidateTopicPartition(tp));
+  if (PartitionPtr partition = Remove(tp)) partition->Drop();
+  return absl::OkStatus();
+}
+
+absl::StatusOr<int64_t> MemoryEngine::TakeOver(const TopicPartition& tp,
+                                               int64_t leader_epoch) {
+  if (leader_epoch < 0 || leader_epoch > std::numeric_limits<uint32_t>::max()) {
+    KAAS_RETURN_IF_ERROR(ValidateTopicPartition(tp));
+    return StorageError(StorageErrorCode::kInvalidRequest,
+                        absl::StrCat("leader epoch ", leader_epoch,
+                                     " is out of range [0, 2^32)"));
+  }
+  while (true) {
+    KAAS_ASSIGN_OR_RETURN(PartitionPtr partition, FindOrCreate(tp));
+    bool dropped = false;
+    absl::StatusOr<int64_t> log_end =
+        partition->TakeOver(leader_epoch, &dropped);
+    // Deleted between the lookup and the take-over: lead the new one.
+    if (!dropped) return log_end;
+  }
+}
+
+absl::Status MemoryEngine::Relinquish(const TopicPartition& tp) {
+  KAAS_RETURN_IF_ERROR(ValidateTopicPartition(tp));
+  absl::StatusOr<PartitionPtr> partition = Find(tp);
+  if (partition.ok()) (*partition)->Relinquish();
+  return absl::OkStatus();
+}
+
+int MemoryEngine::AbandonTopic(absl::string_view topic) {
+  std::vector<PartitionPtr> doomed;
+  {
+    absl::MutexLock lock(&partitions_mu_);
+    for (auto it = partitions_.begin(); it != partitions_.end();) {
+      if (it->first.topic == topic) {
+        doomed.push_back(std::move(it->second));
+        partitions_.erase(it++);
+      } else {
+        ++it;
+      }
+    }
+  }
+  int closed = 0;
+  for (const PartitionPtr& partition : doomed) closed += partition->Drop();
+  return closed;
+}
+
+absl::Status MemoryEngine::Drain() {
+  for (const auto& [tp, partition] : Snapshot()) partition->Relinquish();
+  return absl::OkStatus();
+}
+
+std::vector<TopicPartition> MemoryEngine::LedPartitions() {
+  std::vector<TopicPartition> led;
+  for (const auto& [tp, partition] : Snapshot()) {
+    if (partition->IsLeading()) led.push_back(tp);
+  }
+  std::sort(led.begin(), led.end());
+  return led;
+}
+
+std::optional<int64_t> MemoryEngine::PartitionEpoch(const TopicPartition& tp) {
+  absl::StatusOr<PartitionPtr> partition = Find(tp);
+  if (!partition.ok()) return std::nullopt;
+  return (*partition)->LedEpoch();
+}
+
+// ---- Log dirs
+// ----------------------------------------------------------------
+
+std::vector<placement::LogDirInfo> MemoryEngine::LogDirs() {
+  placement::LogDirInfo dir;
+  dir.name = std::string(placement::kDefaultLogDirName);
+  dir.path = std::string(kMemoryLogDirPath);
+  return {dir};
+}
+
+std::vector<LogDirUsage> MemoryEngine::LogDirUsages() {
+  return {LogDirUsage{std::string(placement::kDefaultLogDirName),
+                      std::string(kMemoryLogDirPath), -1, -1}};
+}
+
+absl::StatusOr<std::string> MemoryEngine::PartitionLogDir(
+    const TopicPartition& tp) {
+  KAAS_RETURN_IF_ERROR(ValidateTopicPartition(tp));
+  return std::string(placement::kDefaultLogDirName);
+}
+
+absl::StatusOr<std::string> MemoryEngine::MovePartitionToLogDir(
+    const TopicPartition& tp, absl::string_view log_dir) {
+  // The target first, as the disk engine resolves it.
+  if (log_dir != placement::kDefaultLogDirName) {
+    return StorageError(
+        StorageErrorCode::kLogDirNotFound,
+        absl::StrCat("unknown log dir \"", absl::CEscape(log_dir),
+                     "\" (this broker has: ", placement::kDefaultLogDirName,
+                     ")"));
+  }
+  KAAS_RETURN_IF_ERROR(ValidateTopicPartition(tp));
+  return std::string(placement::kDefaultLogDirName);
+}
+
+// ---- Topics and producers
+// ----------------------------------------------------
+
+absl::StatusOr<std::optional<TopicConfigOverrides>>
+MemoryEngine::GetTopicConfig(absl::string_view topic) {
+  KAAS_RETURN_IF_ERROR(ValidateTopicName(topic));
+  return std::nullopt;
+}
+
+absl::Status MemoryEngine::FenceProducerEpoch(int64_t producer_id,
+                                              int16_t producer_epoch) {
+  if (producer_id < 0 || producer_epoch < 0) {
+    return StorageError(StorageErrorCode::kInvalidRequest,
+                        absl::StrCat("cannot fence producer ", producer_id,
+                                     " at epoch ", producer_epoch));
+  }
+  absl::MutexLock fences_lock(&fences_mu_);
+  int16_t& fenced = fences_[producer_id];
+  fenced = std::max(fenced, producer_epoch);
+  const int64_t now_ms = clock_->NowMillis();
+  // Every partition, led or not: one not led now applies it when it is
+  // taken over again, as the disk engine's durable fences do.
+  for (const auto& [tp, partition] : Snapshot()) {
+    partition->Fence(producer_id, producer_epoch, now_ms);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace kaas

@@ -1,0 +1,356 @@
+#include "storage/engine/memory_partition.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/cord.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "glog/logging.h"
+#include "storage/batch/record_batch.h"
+#include "storage/common/storage_error.h"
+#include "storage/partition/batch_state.h"
+
+namespace kaas::memory_internal {
+
+// ---- Leadership -------------------------------------------------------------
+
+absl::StatusOr<int64_t> MemoryPartition::TakeOver(int64_t leader_epoch,
+                                                  bool* dropped) {
+  absl::MutexLock lock(&mu_);
+  *dropped = state_ == State::kDropped;
+  if (*dropped) return NotLedLocked();
+  const bool leading = state_ == State::kLeading;
+  if (leader_epoch < leader_epoch_ ||
+      (leader_epoch == leader_epoch_ && leading)) {
+    if (leading) return next_offset_;  // idempotent
+    return StorageError(
+        StorageErrorCode::kNotLeader,
+        absl::StrFormat("%s: leader epoch %d is older than the durable "
+                        "epoch %d",
+                        name_, leader_epoch, leader_epoch_));
+  }
+  epochs_.Begin(leader_epoch, next_offset_);
+  leader_epoch_ = leader_epoch;
+  state_ = State::kLeading;
+  return next_offset_;
+}
+
+bool MemoryPartition::Relinquish() {
+  absl::MutexLock lock(&mu_);
+  if (state_ != State::kLeading) return false;
+  state_ = State::kRelinquished;
+  return true;
+}
+
+bool MemoryPartition::Drop() {
+  absl::MutexLock lock(&mu_);
+  bool was_leading = state_ == State::kLeading;
+  state_ = State::kDropped;
+  return was_leading;
+}
+
+std::optional<int64_t> MemoryPartition::LedEpoch() const {
+  absl::ReaderMutexLock lock(&mu_);
+  if (state_ != State::kLeading) return std::nullopt;
+  return leader_epoch_;
+}
+
+bool MemoryPartition::IsLeading() const {
+  absl::ReaderMutexLock lock(&mu_);
+  return state_ == State::kLeading;
+}
+
+void MemoryPartition::Fence(int64_t producer_id, int16_t epoch,
+                            int64_t now_ms) {
+  absl::MutexLock lock(&mu_);
+  absl::Status status = producers_.Fence(producer_id, epoch, now_ms);
+  LOG_IF(ERROR, !status.ok()) << name_ << ": fence refused: " << status;
+}
+
+// ---- Writes ------------------------------------------------------------------
+
+absl::StatusOr<AppendResult> MemoryPartition::Append(absl::string_view bytes,
+                                                     int64_t leader_epoch) {
+  {
+    // Like the disk engine, an append to a partition not led is refused
+    // before the batch is looked at (and is not a rejected batch).
+    absl::ReaderMutexLock lock(&mu_);
+    if (state_ != State::kLeading) return NotLedLocked();
+  }
+  const absl::Time started = absl::Now();
+  auto reject = [&](absl::Status status) {
+    stats_->rejected_batches.fetch_add(1, std::memory_order_relaxed);
+    return status;
+  };
+  absl::StatusOr<RecordBatchView> parsed = RecordBatchView::Parse(bytes);
+  if (!parsed.ok()) return reject(parsed.status());
+  const RecordBatchView& batch = *parsed;
+  const int32_t delta = batch.last_offset_delta();
+  // Copied before locking; only the base offset is written under the lock.
+  auto stored = std::make_shared<std::string>(bytes);
+
+  AppendResult result;
+  {
+    absl::MutexLock lock(&mu_);
+    if (absl::Status status = CheckWritableLocked(leader_epoch); !status.ok()) {
+      return reject(status);
+    }
+    if (absl::Status status = CheckAppendable(batch, config_); !status.ok()) {
+      return reject(status);
+    }
+    if (batch.has_producer_id()) {
+      idempotence::Verdict verdict = producers_.Check(BatchInfoOf(batch));
+      if (verdict.kind == idempotence::VerdictKind::kDuplicate) {
+        result.base_offset = verdict.duplicate_of.base_offset;
+        result.last_offset = verdict.duplicate_of.last_offset;
+        result.duplicate = true;
+        result.log_start_offset = log_start_;
+        stats_->duplicate_batches.fetch_add(1, std::memory_order_relaxed);
+        return result;
+      }
+      if (absl::Status status = VerdictToStatus(verdict); !status.ok()) {
+        return reject(status);
+      }
+    }
+    const int64_t base_offset = next_offset_;
+    SetBaseOffset(stored->data(), base_offset);
+    batches_.push_back(StoredBatch{base_offset, base_offset + delta,
+                                   batch.max_timestamp(), batch.record_count(),
+                                   std::move(stored)});
+    size_bytes_ += bytes.size();
+    next_offset_ = base_offset + delta + 1;
+    absl::Status status =
+        RecordBatchState(batch, base_offset, &producers_, &txns_);
+    LOG_IF(ERROR, !status.ok())
+        << name_ << ": producer state refused an accepted batch at offset "
+        << base_offset << ": " << status;
+    result.base_offset = base_offset;
+    result.last_offset = base_offset + delta;
+    result.log_start_offset = log_start_;
+  }
+  stats_->appended_batches.fetch_add(1, std::memory_order_relaxed);
+  stats_->appended_records.fetch_add(batch.record_count(),
+                                     std::memory_order_relaxed);
+  stats_->appended_bytes.fetch_add(bytes.size(), std::memory_order_relaxed);
+  stats_->append_latency.Record(absl::Now() - started);
+  return result;
+}
+
+absl::StatusOr<int64_t> MemoryPartition::DeleteRecords(int64_t target) {
+  uint64_t freed = 0;
+  int64_t log_start;
+  {
+    absl::MutexLock lock(&mu_);
+    if (state_ != State::kLeading) return NotLedLocked();
+    const int64_t high_watermark = next_offset_;
+    if (target < 0) target = high_watermark;
+    if (target > high_watermark) {
+      return StorageError(
+          StorageErrorCode::kOffsetOutOfRange,
+          absl::StrFormat("%s: cannot delete records up to %d, the high "
+                          "watermark is %d",
+                          name_, target, high_watermark));
+    }
+    if (target <= log_start_) return log_start_;
+    epochs_.TrimBelow(target);
+    log_start_ = target;
+    txns_.EvictBelow(log_start_);
+    while (!batches_.empty() && batches_.front().last_offset < log_start_) {
+      freed += batches_.front().bytes->size();
+      batches_.pop_front();
+    }
+    size_bytes_ -= freed;
+    log_start = log_start_;
+  }
+  stats_->bytes_deleted.fetch_add(freed, std::memory_order_relaxed);
+  return log_start;
+}
+
+// ---- Reads -------------------------------------------------------------------
+
+absl::StatusOr<ReadResult> MemoryPartition::Read(int64_t offset,
+                                                 size_t max_bytes,
+                                                 Isolation isolation) {
+  const absl::Time started = absl::Now();
+  ReadResult result;
+  int64_t records = 0;
+  {
+    absl::ReaderMutexLock lock(&mu_);
+    if (state_ != State::kLeading) return NotLedLocked();
+    result.log_start_offset = log_start_;
+    result.high_watermark = next_offset_;
+    result.last_stable_offset = LastStableLocked();
+    result.next_offset = offset;
+    if (offset < result.log_start_offset || offset > result.high_watermark) {
+      return StorageError(
+          StorageErrorCode::kOffsetOutOfRange,
+          absl::StrFormat("%s: offset %d is outside the log [%d, %d]", name_,
+                          offset, result.log_start_offset,
+                          result.high_watermark));
+    }
+    const int64_t bound = isolation == Isolation::kReadCommitted
+                              ? result.last_stable_offset
+                              : result.high_watermark;
+    size_t total = 0;
+    for (auto it = FirstBatchEndingAtOrAfter(offset);
+         it != batches_.end() && it->base_offset < bound; ++it) {
+      const std::shared_ptr<const std::string>& bytes = it->bytes;
+      // The first batch always whole (KIP-74); later ones only if they fit.
+      if (result.batches > 0 && total + bytes->size() > max_bytes) break;
+      result.records.Append(absl::MakeCordFromExternal(
+          *bytes, [holder = bytes](absl::string_view) {}));
+      total += bytes->size();
+      ++result.batches;
+      records += it->record_count;
+      result.next_offset = it->last_offset + 1;
+    }
+    if (isolation == Isolation::kReadCommitted) {
+      result.aborted_transactions =
+          AbortedLocked(offset, std::max(offset + 1, result.next_offset));
+    }
+  }
+  stats_->read_calls.fetch_add(1, std::memory_order_relaxed);
+  stats_->read_batches.fetch_add(result.batches, std::memory_order_relaxed);
+  stats_->read_records.fetch_add(records, std::memory_order_relaxed);
+  stats_->read_bytes.fetch_add(result.records.size(),
+                               std::memory_order_relaxed);
+  stats_->read_latency.Record(absl::Now() - started);
+  return result;
+}
+
+absl::StatusOr<int64_t> MemoryPartition::HighWatermark() const {
+  absl::ReaderMutexLock lock(&mu_);
+  if (state_ != State::kLeading) return NotLedLocked();
+  return next_offset_;
+}
+
+absl::StatusOr<int64_t> MemoryPartition::LogStartOffset() const {
+  absl::ReaderMutexLock lock(&mu_);
+  if (state_ != State::kLeading) return NotLedLocked();
+  return log_start_;
+}
+
+absl::StatusOr<int64_t> MemoryPartition::LastStableOffset() const {
+  absl::ReaderMutexLock lock(&mu_);
+  if (state_ != State::kLeading) return NotLedLocked();
+  return LastStableLocked();
+}
+
+absl::StatusOr<uint64_t> MemoryPartition::SizeBytes() const {
+  absl::ReaderMutexLock lock(&mu_);
+  if (state_ != State::kLeading) return NotLedLocked();
+  return size_bytes_;
+}
+
+absl::StatusOr<std::vector<AbortedTransaction>>
+MemoryPartition::AbortedTransactions(int64_t start, int64_t end) const {
+  absl::ReaderMutexLock lock(&mu_);
+  if (state_ != State::kLeading) return NotLedLocked();
+  return AbortedLocked(start, end);
+}
+
+absl::StatusOr<OffsetAndTimestamp> MemoryPartition::OffsetForTimestamp(
+    int64_t timestamp) const {
+  absl::ReaderMutexLock lock(&mu_);
+  if (state_ != State::kLeading) return NotLedLocked();
+  const int64_t high_watermark = next_offset_;
+  if (timestamp == kListOffsetsLatest) {
+    return OffsetAndTimestamp{high_watermark, -1};
+  }
+  if (timestamp == kListOffsetsEarliest) {
+    return OffsetAndTimestamp{log_start_, -1};
+  }
+  if (timestamp < 0 && timestamp != kListOffsetsMaxTimestamp) {
+    return StorageError(
+        StorageErrorCode::kInvalidRequest,
+        absl::StrCat("unsupported ListOffsets timestamp ", timestamp));
+  }
+  if (timestamp == kListOffsetsMaxTimestamp) {
+    int64_t best = -1;
+    for (const StoredBatch& batch : batches_) {
+      best = std::max(best, batch.max_timestamp);
+    }
+    if (best < 0) return OffsetAndTimestamp{};
+    timestamp = best;
+  }
+  // Kafka's rule, as Partition::OffsetForTimestamp: the first record at or
+  // above the log start whose timestamp is >= the target.
+  for (const StoredBatch& stored : batches_) {
+    if (stored.max_timestamp < timestamp) continue;
+    absl::StatusOr<RecordBatchView> batch =
+        RecordBatchView::ParseHeader(*stored.bytes);
+    if (!batch.ok()) continue;
+    RecordSearch search = SearchRecords(*batch, timestamp, log_start_);
+    if (!search.decoded) {
+      return OffsetAndTimestamp{std::max(stored.base_offset, log_start_),
+                                stored.max_timestamp};
+    }
+    if (search.hit.has_value()) return *search.hit;
+  }
+  return OffsetAndTimestamp{};
+}
+
+absl::StatusOr<EpochEndOffset> MemoryPartition::OffsetForLeaderEpoch(
+    int64_t leader_epoch) const {
+  absl::ReaderMutexLock lock(&mu_);
+  if (state_ != State::kLeading) return NotLedLocked();
+  return epochs_.EndOffsetFor(leader_epoch, next_offset_);
+}
+
+// ---- Private -----------------------------------------------------------------
+
+absl::Status MemoryPartition::NotLedLocked() const {
+  switch (state_) {
+    case State::kRelinquished:
+      return StorageError(StorageErrorCode::kNotLeader,
+                          absl::StrCat(name_, ": leadership was given up"));
+    case State::kDropped:
+      return StorageError(StorageErrorCode::kNotLeader,
+                          absl::StrCat(name_, ": the partition was deleted"));
+    default:
+      return StorageError(
+          StorageErrorCode::kNotLeader,
+          absl::StrCat(name_, ": not led here yet (take it over first)"));
+  }
+}
+
+absl::Status MemoryPartition::CheckWritableLocked(int64_t leader_epoch) const {
+  if (state_ != State::kLeading) return NotLedLocked();
+  if (leader_epoch < leader_epoch_) {
+    return StorageError(
+        StorageErrorCode::kNotLeader,
+        absl::StrFormat("%s: leader epoch %d is older than the partition's %d",
+                        name_, leader_epoch, leader_epoch_));
+  }
+  return absl::OkStatus();
+}
+
+int64_t MemoryPartition::LastStableLocked() const {
+  int64_t stable = next_offset_;
+  if (absl::optional<int64_t> first = txns_.FirstUnstableOffset()) {
+    stable = std::min(stable, *first);
+  }
+  return std::max(stable, log_start_);
+}
+
+std::vector<AbortedTransaction> MemoryPartition::AbortedLocked(
+    int64_t start, int64_t end) const {
+  std::vector<AbortedTransaction> out;
+  for (const txn::AbortedTxn& txn : txns_.AbortedInRange(start, end)) {
+    out.push_back({txn.producer_id, txn.first_offset, txn.last_offset});
+  }
+  return out;
+}
+
+std::deque<MemoryPartition::StoredBatch>::const_iterator
+MemoryPartition::FirstBatchEndingAtOrAfter(int64_t offset) const {
+  return std::partition_point(batches_.begin(), batches_.end(),
+                              [offset](const StoredBatch& batch) {
+                                return batch.last_offset < offset;
+                              });
+}
+
+}  // namespace kaas::memory_internal
