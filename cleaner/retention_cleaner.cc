@@ -109,18 +109,18 @@ void RetentionCleaner::SweepPartition(const TopicPartition& tp,
 
   std::optional<RetentionDecision> decision =
       DecideRetention(*view, clock_->Now());
-  if (!decision.has_value()) return;
-  absl::StatusOr<LogStartAdvance> advance = host_->AdvanceLogStartForRetention(
-      tp, decision->target, decision->reason);
-  if (GetStorageErrorCode(advance.status()) ==
-      StorageErrorCode::kOffsetOutOfRange) {
-    // Only a target above the high watermark: what just rolled is not
-    // durable yet. Never delete what a consumer could not have read.
-    ++report.deferred;
-    VLOG(1) << options_.name << ": " << tp.ToString()
-            << ": deferred: " << advance.status();
+  if (decision.has_value() && decision->held_back) ++report.deferred;
+  if (!decision.has_value()) {
+    // Everything due may be held back by the high watermark.
+    std::optional<RetentionDecision> wanted = DecideRetention(
+        RetentionView{view->config, view->segments, view->log_start_offset,
+                      INT64_MAX},
+        clock_->Now());
+    if (wanted.has_value()) ++report.deferred;
     return;
   }
+  absl::StatusOr<LogStartAdvance> advance = host_->AdvanceLogStartForRetention(
+      tp, decision->target, decision->reason);
   if (!Check(advance.status(), tp, "advancing the log start", report)) return;
   if (advance->log_start_offset <= view->log_start_offset) return;
 

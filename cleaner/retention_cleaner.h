@@ -27,9 +27,9 @@
 //   5. AdvanceLogStartForRetention(target, reason).
 // A partition that is no longer led (kNotLeader) or is moving between log
 // dirs (kMigrating) is skipped quietly: it is someone else's, or ours again
-// at the next sweep. A target above the high watermark (kOffsetOutOfRange:
-// the segments just rolled are not durable yet) is deferred to the next
-// sweep. Any other error is logged and counted, that partition is skipped
+// at the next sweep. Retention never passes the high watermark: segments
+// above it (just rolled, not durable yet) are deferred to a later sweep
+// while those below it go now. Any other error is logged and counted, that partition is skipped
 // (a config that fails to load never falls back to a stale one), and the
 // sweep goes on: retention is never fatal.
 //

@@ -440,10 +440,12 @@ TEST_F(RetentionCleanerTest, ATargetAboveTheHighWatermarkWaitsForDurability) {
   EXPECT_THAT(engine->HighWatermark(kTp), IsOkAndHolds(1));
   auto cleaner = NewCleaner(engine.get());
 
+  // Segment 0 lies below the high watermark and goes; segment 1 is expired
+  // too but not visible yet: it waits.
   SweepReport report = cleaner->RunOnce();
   EXPECT_EQ(report.deferred, 1);
   EXPECT_EQ(report.errors, 0);
-  EXPECT_THAT(engine->LogStartOffset(kTp), IsOkAndHolds(0));
+  EXPECT_THAT(engine->LogStartOffset(kTp), IsOkAndHolds(1));
 
   fs().ReleaseSyncs();
   AppendAged(*engine, {absl::Hours(2)});  // acks=all: all durable now

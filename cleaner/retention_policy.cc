@@ -98,9 +98,19 @@ std::optional<RetentionDecision> DecideRetention(const RetentionView& view,
   } else if (by_time.has_value()) {
     decision = RetentionDecision{*by_time, RetentionReason::kTime};
   }
-  if (!decision.has_value() || decision->target <= view.log_start_offset) {
-    return std::nullopt;
+  if (!decision.has_value()) return std::nullopt;
+  if (decision->target > view.high_watermark) {
+    // Back to the last segment boundary a consumer can already read past.
+    int64_t boundary = view.log_start_offset;
+    for (const SegmentSummary& segment : view.segments) {
+      if (segment.base_offset <= view.high_watermark) {
+        boundary = std::max(boundary, segment.base_offset);
+      }
+    }
+    decision->target = boundary;
+    decision->held_back = true;
   }
+  if (decision->target <= view.log_start_offset) return std::nullopt;
   return decision;
 }
 

@@ -70,17 +70,24 @@ bool RetentionApplies(const PartitionConfig& config);
 struct RetentionDecision {
   int64_t target = 0;
   RetentionReason reason = RetentionReason::kTime;
+  // The knobs wanted more, but the high watermark held the target back to
+  // the last segment boundary at or below it (the rest waits until it is
+  // durable and visible).
+  bool held_back = false;
 
   friend bool operator==(const RetentionDecision& a,
                          const RetentionDecision& b) {
-    return a.target == b.target && a.reason == b.reason;
+    return a.target == b.target && a.reason == b.reason &&
+           a.held_back == b.held_back;
   }
 };
 
 // Combines both knobs of `view.config`: whichever removes more (the larger
-// target) wins; on a tie the reason is kSize. nullopt when retention does
-// not apply (RetentionApplies), neither knob removes anything, or the target
-// is not above `view.log_start_offset` (nothing new to delete).
+// target) wins; on a tie the reason is kSize. The target is then held to the
+// last segment boundary at or below `view.high_watermark` (Kafka never
+// deletes past the high watermark). nullopt when retention does not apply
+// (RetentionApplies), neither knob removes anything, or the target is not
+// above `view.log_start_offset` (nothing new to delete).
 std::optional<RetentionDecision> DecideRetention(const RetentionView& view,
                                                  absl::Time now);
 

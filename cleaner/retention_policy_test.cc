@@ -184,6 +184,8 @@ struct DecisionCase {
   bool cleanup_delete;
   int64_t log_start;
   std::optional<RetentionDecision> want;
+  // Default: the end of the log (everything is visible).
+  int64_t high_watermark = INT64_MAX;
 };
 
 TEST(DecideRetention, Table) {
@@ -219,6 +221,11 @@ TEST(DecideRetention, Table) {
       {"a log start inside a segment still advances to the target", old_small,
        r, std::nullopt, true, 15,
        RetentionDecision{20, RetentionReason::kTime}},
+      {"the high watermark holds the target back to a segment boundary",
+       young_big, r, 100, true, 0,
+       RetentionDecision{20, RetentionReason::kSize, /*held_back=*/true}, 25},
+      {"everything due lies above the high watermark", old_small, r,
+       std::nullopt, true, 0, std::nullopt, 5},
   };
   for (const DecisionCase& c : cases) {
     RetentionView view;
@@ -227,6 +234,9 @@ TEST(DecideRetention, Table) {
     view.config.cleanup_delete = c.cleanup_delete;
     view.segments = Segments(c.segments);
     view.log_start_offset = c.log_start;
+    view.high_watermark =
+        c.high_watermark == INT64_MAX ? view.segments.back().next_offset
+                                      : c.high_watermark;
     EXPECT_EQ(DecideRetention(view, kNow), c.want) << c.name;
   }
 }
@@ -240,6 +250,7 @@ TEST(DecideRetention, KafkaDefaultsComeFromPartitionConfig) {
   RetentionView view;
   view.segments = Segments(
       {{1 << 30, days_ago(8)}, {1 << 30, days_ago(6)}, {1 << 30, days_ago(0)}});
+  view.high_watermark = view.segments.back().next_offset;
   EXPECT_EQ(DecideRetention(view, now),
             (RetentionDecision{10, RetentionReason::kTime}));
 }

@@ -405,6 +405,7 @@ absl::StatusOr<RetentionView> DiskEngine::DescribeForRetention(
   view.config = partition->config();
   KAAS_ASSIGN_OR_RETURN(view.segments, partition->SegmentsWithTimestamps());
   view.log_start_offset = partition->LogStartOffset();
+  view.high_watermark = partition->HighWatermark();
   return view;
 }
 

@@ -32,6 +32,8 @@ struct RetentionView {
   // removed).
   std::vector<SegmentSummary> segments;
   int64_t log_start_offset = 0;
+  // Retention never moves the log start past what consumers can read.
+  int64_t high_watermark = 0;
 };
 
 class RetentionHost {
