@@ -136,8 +136,10 @@ class StorageEngine {
 
   // Leads the partition at `leader_epoch`: opens (recovers) it if needed,
   // then rolls to a segment of the new epoch and persists the epoch before
-  // adopting it. Idempotent at or below the current epoch. A re-drive after
-  // a partial failure completes it. Returns the log end offset. Blocking.
+  // adopting it. While led, idempotent at or below the current epoch; when
+  // not led, an epoch below the durable one is refused (a newer leader
+  // exists). A re-drive after a partial failure completes it. Returns the
+  // log end offset. Blocking.
   // Errors: kNotLeader (a higher epoch is durable: another leader took
   // over), kMigrating, kStaleTopicDir, kStalled, kStorageError.
   virtual absl::StatusOr<int64_t> TakeOver(const TopicPartition& tp,

@@ -327,10 +327,9 @@ absl::Status Partition::Recover(const metadata::ProducerFences& fences,
     bool foreign_tail = recovery.truncated_bytes > 0 && !ended_early;
     if (ended_early || foreign_tail) {
       Note(report, dir_,
-           absl::StrFormat("%s: truncated %d bytes at position %d (%s: %s)",
+           absl::StrFormat("%s: truncated %d bytes at position %d: %s",
                            segment->path(SegmentFileKind::kLog),
                            recovery.truncated_bytes, recovery.scan.valid_end,
-                           segment::ScanStopName(recovery.scan.stop),
                            recovery.scan.detail));
     }
     bool gap = !last && recovery.scan.next_offset != from.end_offset &&

@@ -349,6 +349,26 @@ TEST_F(RecoveryTest, IndexEntriesAfterAReopenStayInOrder) {
   }
 }
 
+// A missing index below the recovery checkpoint is rebuilt from the batch
+// headers, not left empty (reads would walk from the segment start).
+TEST_F(RecoveryTest, AMissingIndexBelowTheCheckpointIsRebuiltWhole) {
+  PartitionConfig config = SmallConfig();
+  config.index_interval_bytes = 64;
+  std::string index;
+  {
+    auto partition = OpenLeader(1, config);
+    for (int i = 0; i < 30; ++i) AppendDurably(*partition, Batch(1, 40));
+    ASSERT_OK(partition->Relinquish());  // checkpoint at the end
+    index = ReadFile(kFirstIndex);
+  }
+  ASSERT_OK(fs::PosixFileSystem::Default()->Unlink(PathOf(kFirstIndex)));
+  OpenReport report;
+  auto partition = OpenLeader(1, config, &report);
+  EXPECT_TRUE(report.used_checkpoint);
+  ASSERT_OK(partition->Relinquish());
+  EXPECT_EQ(ReadFile(kFirstIndex), index);
+}
+
 // D-13: recovery checkpoints keep coming after size rolls (the position is
 // reset per segment), so a crash scans little of the newest segment.
 TEST_F(RecoveryTest, CheckpointsContinueAfterRolls) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <limits>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -127,21 +128,23 @@ absl::StatusOr<SegmentRecovery> Segment::Recover(const RecoveryStart& start,
   KAAS_ASSIGN_OR_RETURN(recovery.file_size, file->Size());
 
   // Index entries before the verified start come from the index files; the
-  // rest is rebuilt while scanning.
+  // rest is rebuilt while scanning. The files may hold entries past the
+  // start (persisted after the checkpoint was sampled): validate against
+  // the whole file, then cut at the start.
   OffsetIndex::Decoded index{OffsetIndex(id_.base_offset), ""};
   TimeIndex::Decoded time_index{TimeIndex(id_.base_offset), ""};
   if (start.position > 0) {
     absl::StatusOr<std::string> bytes =
         fs::ReadFileToString(*fs_, path(SegmentFileKind::kOffsetIndex));
     if (bytes.ok()) {
-      index = OffsetIndex::Decode(id_.base_offset, *bytes, start.position);
+      index = OffsetIndex::Decode(id_.base_offset, *bytes, recovery.file_size);
     } else {
       index.problem = std::string(bytes.status().message());
     }
     bytes = fs::ReadFileToString(*fs_, path(SegmentFileKind::kTimeIndex));
     if (bytes.ok()) {
-      time_index =
-          TimeIndex::Decode(id_.base_offset, *bytes, start.expected_offset);
+      time_index = TimeIndex::Decode(id_.base_offset, *bytes,
+                                     std::numeric_limits<int64_t>::max());
     } else {
       time_index.problem = std::string(bytes.status().message());
     }
@@ -159,6 +162,30 @@ absl::StatusOr<SegmentRecovery> Segment::Recover(const RecoveryStart& start,
   time_index_ = std::make_shared<TimeIndex>(std::move(time_index.index));
   std::optional<OffsetIndexEntry> last = index_->last();
   last_indexed_position_ = last.has_value() ? last->position : 0;
+
+  if (start.position > 0 &&
+      (!index.problem.empty() || !time_index.problem.empty())) {
+    // A missing or damaged index below the verified start: rebuild that part
+    // by walking the (trusted) batch headers, so reads do not walk from the
+    // segment start forever after.
+    index_ = std::make_shared<OffsetIndex>(id_.base_offset);
+    time_index_ = std::make_shared<TimeIndex>(id_.base_offset);
+    last_indexed_position_ = 0;
+    max_timestamp_.store(-1);
+    offset_of_max_timestamp_.store(-1);
+    ScanOptions prefix;
+    prefix.verify_crc = false;
+    prefix.end_position = start.position;
+    KAAS_RETURN_IF_ERROR(
+        ScanLog(*file, 0, id_.base_offset, prefix,
+                [&](const RecordBatchView& batch, uint64_t position) {
+                  IndexBatch({batch.base_offset(), batch.last_offset(),
+                              batch.max_timestamp()},
+                             position);
+                  return true;
+                })
+            .status());
+  }
 
   ScanOptions options;
   // Where the first batch at or past start.end_offset begins, if any.
