@@ -8,6 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "base/status_macros.h"
 #include "glog/logging.h"
 #include "storage/batch/record_batch.h"
 #include "storage/common/storage_error.h"
@@ -257,17 +258,10 @@ absl::StatusOr<OffsetAndTimestamp> MemoryPartition::OffsetForTimestamp(
   absl::ReaderMutexLock lock(&mu_);
   if (state_ != State::kLeading) return NotLedLocked();
   const int64_t high_watermark = next_offset_;
-  if (timestamp == kListOffsetsLatest) {
-    return OffsetAndTimestamp{high_watermark, -1};
-  }
-  if (timestamp == kListOffsetsEarliest) {
-    return OffsetAndTimestamp{log_start_, -1};
-  }
-  if (timestamp < 0 && timestamp != kListOffsetsMaxTimestamp) {
-    return StorageError(
-        StorageErrorCode::kInvalidRequest,
-        absl::StrCat("unsupported ListOffsets timestamp ", timestamp));
-  }
+  KAAS_ASSIGN_OR_RETURN(
+      std::optional<OffsetAndTimestamp> special,
+      AnswerSpecialTimestamp(timestamp, log_start_, high_watermark));
+  if (special.has_value()) return *special;
   if (timestamp == kListOffsetsMaxTimestamp) {
     int64_t best = -1;
     for (const StoredBatch& batch : batches_) {

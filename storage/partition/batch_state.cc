@@ -82,6 +82,22 @@ absl::Status VerdictToStatus(const idempotence::Verdict& verdict) {
   return absl::OkStatus();
 }
 
+absl::StatusOr<std::optional<OffsetAndTimestamp>> AnswerSpecialTimestamp(
+    int64_t timestamp, int64_t log_start, int64_t high_watermark) {
+  if (timestamp == kListOffsetsLatest) {
+    return OffsetAndTimestamp{high_watermark, -1};
+  }
+  if (timestamp == kListOffsetsEarliest) {
+    return OffsetAndTimestamp{log_start, -1};
+  }
+  if (timestamp < 0 && timestamp != kListOffsetsMaxTimestamp) {
+    return StorageError(
+        StorageErrorCode::kInvalidRequest,
+        absl::StrCat("unsupported ListOffsets timestamp ", timestamp));
+  }
+  return std::nullopt;
+}
+
 RecordSearch SearchRecords(const RecordBatchView& batch, int64_t timestamp,
                            int64_t min_offset) {
   if (batch.timestamp_type() != TimestampType::kCreateTime) return {};

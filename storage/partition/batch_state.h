@@ -20,6 +20,7 @@
 #include <optional>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "idempotence/classify.h"
 #include "idempotence/producer_entry.h"
 #include "idempotence/producer_state_map.h"
@@ -55,6 +56,13 @@ absl::Status VerdictToStatus(const idempotence::Verdict& verdict);
 inline constexpr int64_t kListOffsetsLatest = -1;
 inline constexpr int64_t kListOffsetsEarliest = -2;
 inline constexpr int64_t kListOffsetsMaxTimestamp = -3;
+
+// Kafka ListOffsets' special timestamps: -1 (latest) answers the high
+// watermark and -2 (earliest) the log start, both with timestamp -1. nullopt
+// for -3 (max timestamp) and plain timestamps, which the caller searches;
+// kInvalidRequest for any other negative timestamp.
+absl::StatusOr<std::optional<OffsetAndTimestamp>> AnswerSpecialTimestamp(
+    int64_t timestamp, int64_t log_start, int64_t high_watermark);
 
 // What the records of one batch say about a search by timestamp.
 struct RecordSearch {

@@ -135,17 +135,10 @@ absl::StatusOr<OffsetAndTimestamp> Partition::OffsetForTimestamp(
   std::shared_ptr<const SegmentList> segments = segments_snapshot();
   const int64_t log_start = LogStartOffset();
   const int64_t high_watermark = HighWatermark();
-  if (timestamp == kListOffsetsLatest) {
-    return OffsetAndTimestamp{high_watermark, -1};
-  }
-  if (timestamp == kListOffsetsEarliest) {
-    return OffsetAndTimestamp{log_start, -1};
-  }
-  if (timestamp < 0 && timestamp != kListOffsetsMaxTimestamp) {
-    return StorageError(
-        StorageErrorCode::kInvalidRequest,
-        absl::StrCat("unsupported ListOffsets timestamp ", timestamp));
-  }
+  KAAS_ASSIGN_OR_RETURN(
+      std::optional<OffsetAndTimestamp> special,
+      AnswerSpecialTimestamp(timestamp, log_start, high_watermark));
+  if (special.has_value()) return *special;
   if (timestamp == kListOffsetsMaxTimestamp) {
     // The first record carrying the largest timestamp.
     int64_t best = -1;

@@ -78,6 +78,17 @@ std::string Segment::path(SegmentFileKind kind) const {
   return fs::JoinPath(dir_, SegmentFileName(id_, kind));
 }
 
+absl::StatusOr<std::shared_ptr<fs::WritableFile>> Segment::WriteHandle(
+    absl::string_view operation) const {
+  absl::MutexLock lock(&mu_);
+  if (write_file_ == nullptr) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(operation, " ", path(SegmentFileKind::kLog),
+                     ": the segment is not open for writing"));
+  }
+  return write_file_;
+}
+
 bool Segment::has_write_handle() const {
   absl::MutexLock lock(&mu_);
   return write_file_ != nullptr;
@@ -114,16 +125,8 @@ void Segment::IndexBatch(const BatchSummary& batch, uint64_t position) {
 
 absl::StatusOr<SegmentRecovery> Segment::Recover(const RecoveryStart& start,
                                                  BatchVisitor visitor) {
-  std::shared_ptr<fs::WritableFile> file;
-  {
-    absl::MutexLock lock(&mu_);
-    file = write_file_;
-  }
-  if (file == nullptr) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("recover ", path(SegmentFileKind::kLog),
-                     ": the segment is not open for writing"));
-  }
+  KAAS_ASSIGN_OR_RETURN(std::shared_ptr<fs::WritableFile> file,
+                        WriteHandle("recover"));
   SegmentRecovery recovery;
   KAAS_ASSIGN_OR_RETURN(recovery.file_size, file->Size());
 
@@ -233,16 +236,8 @@ absl::StatusOr<SegmentRecovery> Segment::Recover(const RecoveryStart& start,
 
 absl::Status Segment::Append(absl::Span<const absl::string_view> parts,
                              size_t bytes, const BatchSummary& batch) {
-  std::shared_ptr<fs::WritableFile> file;
-  {
-    absl::MutexLock lock(&mu_);
-    file = write_file_;
-  }
-  if (file == nullptr) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("append to ", path(SegmentFileKind::kLog),
-                     ": the segment is not open for writing"));
-  }
+  KAAS_ASSIGN_OR_RETURN(std::shared_ptr<fs::WritableFile> file,
+                        WriteHandle("append to"));
   uint64_t position = size_.load(std::memory_order_relaxed);
   KAAS_RETURN_IF_ERROR(file->WriteAtV(position, parts));
   {
@@ -255,16 +250,8 @@ absl::Status Segment::Append(absl::Span<const absl::string_view> parts,
 }
 
 absl::Status Segment::RewriteTail(uint64_t position, int64_t offset) {
-  std::shared_ptr<fs::WritableFile> file;
-  {
-    absl::MutexLock lock(&mu_);
-    file = write_file_;
-  }
-  if (file == nullptr) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("rewrite ", path(SegmentFileKind::kLog),
-                     ": the segment is not open for writing"));
-  }
+  KAAS_ASSIGN_OR_RETURN(std::shared_ptr<fs::WritableFile> file,
+                        WriteHandle("rewrite"));
   uint64_t end = size();
   ScanOptions options;
   options.end_position = end;
@@ -295,16 +282,8 @@ absl::Status Segment::RewriteTail(uint64_t position, int64_t offset) {
 }
 
 absl::Status Segment::DataSync() {
-  std::shared_ptr<fs::WritableFile> file;
-  {
-    absl::MutexLock lock(&mu_);
-    file = write_file_;
-  }
-  if (file == nullptr) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("sync ", path(SegmentFileKind::kLog),
-                     ": the segment is not open for writing"));
-  }
+  KAAS_ASSIGN_OR_RETURN(std::shared_ptr<fs::WritableFile> file,
+                        WriteHandle("sync"));
   return file->DataSync();
 }
 

@@ -230,6 +230,10 @@ class Segment {
   Segment(const SegmentOptions& options, std::string dir, SegmentId id,
           uint64_t size, int64_t next_offset);
 
+  // The write handle (shared, so an fsync in flight keeps it open), or
+  // kFailedPrecondition naming `operation`.
+  absl::StatusOr<std::shared_ptr<fs::WritableFile>> WriteHandle(
+      absl::string_view operation) const;
   // What readers use: the active state, or the cached / freshly loaded
   // state of a closed segment.
   absl::StatusOr<std::shared_ptr<const SegmentReadState>> ReadState();
