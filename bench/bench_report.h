@@ -1,0 +1,96 @@
+// File: bench/bench_report.h
+//
+// The results of a benchmark run and their two renderings:
+//   * RenderTable: one table per scenario, mirroring ../shared/bench/
+//     workload.md, each row with its ratio to the matching raw baseline;
+//   * RenderJson: one JSON object
+//       {"raw": {fdatasync_ops_per_s, fdatasync_p50_us, seq_write_mb_per_s,
+//                seq_read_warm_mb_per_s, seq_read_cold_mb_per_s} | null,
+//        "rows": [{scenario, name, batch, producers, flush_interval, acks,
+//                  close, cache, batches_per_s, mb_per_s, p50_us, p99_us,
+//                  p999_us, fsyncs_per_s, batches_per_fsync,
+//                  fsync_mean_us, open_ms,
+//                  takeover_ms, recovery_scanned_bytes, hwm_ok, ratio,
+//                  ratio_to, error}, ...]}
+//     where every field that does not apply to a row is null.
+//
+// Ratios (RatioToBaseline): acks=all with 1KiB batches -> batches/s over
+// fdatasync ops/s; other appends -> MB/s over sequential-write MB/s; reads
+// ((c)) and recovery ((d): the active segment's MB over the open time) ->
+// MB/s over the sequential read of the same cache state.
+//
+// Thread-safety: plain values and pure functions.
+
+#ifndef KAAS_BENCH_BENCH_REPORT_H_
+#define KAAS_BENCH_BENCH_REPORT_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "bench/raw_baselines.h"
+
+namespace kaas::bench {
+
+struct BenchRow {
+  std::string scenario;  // "a", "b", "c" or "d"
+  std::string name;      // unique in a run, e.g. "(a) 1KiB P=4"
+  std::string batch;     // "1KiB" or "16KiB"
+  std::optional<int> producers;
+  std::optional<int64_t> flush_interval;  // flush.messages; 0 = never
+  std::optional<std::string> acks;        // "all" or "1"
+  std::optional<std::string> close;       // (d): "clean" or "crash"
+  std::optional<std::string> cache;       // (c), (d): "warm" or "cold"
+  std::optional<double> batches_per_s;
+  std::optional<double> mb_per_s;
+  std::optional<double> p50_us;
+  std::optional<double> p99_us;
+  std::optional<double> p999_us;
+  std::optional<double> fsyncs_per_s;
+  std::optional<double> batches_per_fsync;
+  std::optional<double> fsync_mean_us;  // mean engine fsync duration
+  std::optional<double> open_ms;
+  std::optional<double> takeover_ms;
+  std::optional<int64_t> recovery_scanned_bytes;
+  std::optional<bool> hwm_ok;
+  // Set when the case failed; the figures above are then partial (e.g.
+  // hwm_ok false with the open time that was measured).
+  std::optional<std::string> error;
+};
+
+struct BenchReport {
+  // How the run was made (shown in the table's header).
+  std::string data_dir;
+  absl::Duration window;
+  absl::Duration warmup;
+  uint64_t data_set_bytes = 0;        // written by the (c)/(d) child
+  uint64_t raw_sequential_bytes = 0;  // of the raw sequential write/read
+  int driver_threads = 0;
+  bool quick = false;
+  std::optional<RawBaselines> raw;
+  std::vector<BenchRow> rows;
+};
+
+struct Ratio {
+  double value = 0;
+  std::string basis;  // e.g. "fdatasync ops/s"
+};
+
+// The row's ratio to its baseline (see the file comment); nullopt when the
+// row failed, has no figure, or the baseline is missing or zero.
+std::optional<Ratio> RatioToBaseline(const BenchRow& row,
+                                     const std::optional<RawBaselines>& raw);
+
+std::string RenderTable(const BenchReport& report);
+std::string RenderJson(const BenchReport& report);
+
+// `text` as a JSON string literal (quotes included). Invalid UTF-8 bytes
+// are replaced with U+FFFD so the output is always valid JSON.
+std::string JsonQuote(absl::string_view text);
+
+}  // namespace kaas::bench
+
+#endif  // KAAS_BENCH_BENCH_REPORT_H_

@@ -1,0 +1,63 @@
+// File: bench/scenarios.h
+//
+// The engine scenarios of the standard workload (../shared/bench/
+// workload.md), one case (one table row) per call:
+//   (a) RunAcksAllThroughput  acks=all, P producers, flush interval 1
+//   (b) RunAcksOneThroughput  acks=1, one producer, flush 1 or never
+//   (c) RunSequentialRead     a child writes the data set and closes; one
+//                             consumer reads it all, 1 MiB per fetch
+//   (d) RunReopen             a child writes the data set and closes or
+//                             crashes; recovery and take-over are timed
+// Each case works in a fresh engine on its own sub-directory of
+// `ScenarioContext::root`, which it removes before returning. A failure is
+// reported in the row (BenchRow::error), never thrown away.
+//
+// Thread-safety: thread-compatible; the benchmark runs one case at a time.
+
+#ifndef KAAS_BENCH_SCENARIOS_H_
+#define KAAS_BENCH_SCENARIOS_H_
+
+#include <cstdint>
+#include <string>
+
+#include "absl/time/time.h"
+#include "bench/bench_report.h"
+#include "bench/page_cache.h"
+#include "bench/workload_batch.h"
+#include "fs/file_system.h"
+
+namespace kaas::bench {
+
+struct ScenarioContext {
+  fs::FileSystem* fs = nullptr;  // the real filesystem; not owned
+  std::string root;              // an existing directory
+  absl::Duration warmup = absl::Seconds(1);
+  absl::Duration window = absl::Seconds(10);
+  int driver_threads = 2;
+  // (c), (d): the batch bytes the writer child appends.
+  uint64_t data_set_bytes = (uint64_t{1} << 30) - (uint64_t{1} << 20);
+  // (c), (d): this binary, re-run as `<self> bench-child ...`.
+  std::string self_executable;
+};
+
+// How the child of (d) writes and ends.
+enum class ReopenCase {
+  kCleanClose,           // flush never, relinquished
+  kCrashWithoutFsync,    // flush never, exits without closing: full scan
+  kCrashWithFlushEvery,  // flush interval 1 (recovery checkpoints), crash
+};
+
+BenchRow RunAcksAllThroughput(const ScenarioContext& context,
+                              const BatchShape& shape, int producers);
+// `flush_interval_messages` <= 0: never.
+BenchRow RunAcksOneThroughput(const ScenarioContext& context,
+                              const BatchShape& shape,
+                              int64_t flush_interval_messages);
+BenchRow RunSequentialRead(const ScenarioContext& context,
+                           const BatchShape& shape, CacheState cache);
+BenchRow RunReopen(const ScenarioContext& context, const BatchShape& shape,
+                   ReopenCase reopen, CacheState cache);
+
+}  // namespace kaas::bench
+
+#endif  // KAAS_BENCH_SCENARIOS_H_
