@@ -27,7 +27,9 @@ class Clock {
   // Now() in milliseconds since the Unix epoch (Kafka's timestamp unit).
   int64_t NowMillis() const { return absl::ToUnixMillis(Now()); }
 
-  // The process-wide real clock (absl::Now). Never destroyed.
+  // The process-wide real clock: the coarse realtime clock (resolution of
+  // the kernel tick, a few milliseconds at most; cheap enough to read on
+  // every append). Never destroyed.
   static Clock* Real();
 };
 

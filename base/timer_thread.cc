@@ -17,15 +17,35 @@ TimerThread::~TimerThread() {
   {
     absl::MutexLock lock(&mu_);
     stopping_ = true;
+    wake_.Signal();
   }
   thread_.join();
 }
 
-void TimerThread::ScheduleAfter(absl::Duration delay,
-                                absl::AnyInvocable<void() &&> task) {
+TimerThread::TaskId TimerThread::ScheduleAfter(
+    absl::Duration delay, absl::AnyInvocable<void() &&> task) {
   absl::MutexLock lock(&mu_);
-  tasks_.emplace(std::make_pair(absl::Now() + delay, next_sequence_++),
-                 std::move(task));
+  const TaskId id = next_id_++;
+  const Key key{absl::Now() + delay, id};
+  const bool earliest = tasks_.empty() || key < tasks_.begin()->first;
+  tasks_.emplace(key, std::move(task));
+  deadlines_.emplace(id, key.first);
+  // The thread sleeps until the earliest deadline: only a new earliest task
+  // changes when it must wake.
+  if (earliest) wake_.Signal();
+  return id;
+}
+
+bool TimerThread::Cancel(TaskId id) {
+  absl::AnyInvocable<void() &&> cancelled;  // destroyed after unlocking
+  absl::MutexLock lock(&mu_);
+  auto it = deadlines_.find(id);
+  if (it == deadlines_.end()) return false;
+  auto task = tasks_.find(Key{it->second, id});
+  cancelled = std::move(task->second);
+  tasks_.erase(task);
+  deadlines_.erase(it);
+  return true;
 }
 
 size_t TimerThread::PendingTasks() const {
@@ -37,26 +57,18 @@ void TimerThread::Loop() {
   absl::MutexLock lock(&mu_);
   while (!stopping_) {
     if (tasks_.empty()) {
-      mu_.Await(absl::Condition(
-          +[](TimerThread* t) { return t->stopping_ || !t->tasks_.empty(); },
-          this));
+      wake_.Wait(&mu_);
       continue;
     }
-    absl::Time deadline = tasks_.begin()->first.first;
+    const absl::Time deadline = tasks_.begin()->first.first;
     if (absl::Now() < deadline) {
-      // Wakes early when a sooner task arrives or on shutdown.
-      size_t pending = tasks_.size();
-      absl::Time first = deadline;
-      auto changed = [&]() {
-        mu_.AssertHeld();
-        return stopping_ || tasks_.size() != pending ||
-               tasks_.begin()->first.first != first;
-      };
-      mu_.AwaitWithDeadline(absl::Condition(&changed), deadline);
+      wake_.WaitWithDeadline(&mu_, deadline);
       continue;
     }
-    absl::AnyInvocable<void() &&> task = std::move(tasks_.begin()->second);
-    tasks_.erase(tasks_.begin());
+    auto first = tasks_.begin();
+    absl::AnyInvocable<void() &&> task = std::move(first->second);
+    deadlines_.erase(first->first.second);
+    tasks_.erase(first);
     mu_.Unlock();
     std::move(task)();
     mu_.Lock();

@@ -6,7 +6,9 @@
 // I/O ThreadPool.
 //
 // Deadlines use the real clock (absl::Now). Tasks pending at destruction are
-// discarded without running.
+// discarded without running. Scheduling and cancelling are cheap (a map
+// insert or erase); the thread is only woken when a task becomes the
+// earliest, so a watchdog armed and cancelled per fsync costs little.
 //
 // Thread-safety: thread-safe.
 
@@ -19,6 +21,7 @@
 #include <utility>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
 #include "absl/functional/any_invocable.h"
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
@@ -34,19 +37,28 @@ class TimerThread {
   TimerThread(const TimerThread&) = delete;
   TimerThread& operator=(const TimerThread&) = delete;
 
+  using TaskId = uint64_t;
+
   // Runs `task` on the timer thread once `delay` has passed.
-  void ScheduleAfter(absl::Duration delay, absl::AnyInvocable<void() &&> task);
+  TaskId ScheduleAfter(absl::Duration delay,
+                       absl::AnyInvocable<void() &&> task);
+
+  // Forgets a task that has not started. Returns whether it was pending
+  // (false: it ran, is running, or was cancelled already).
+  bool Cancel(TaskId id);
 
   size_t PendingTasks() const;
 
  private:
+  using Key = std::pair<absl::Time, TaskId>;  // deadline, then insertion
+
   void Loop();
 
   mutable absl::Mutex mu_;
-  // Ordered by deadline, then by insertion (the sequence number).
-  std::map<std::pair<absl::Time, uint64_t>, absl::AnyInvocable<void() &&>>
-      tasks_ ABSL_GUARDED_BY(mu_);
-  uint64_t next_sequence_ ABSL_GUARDED_BY(mu_) = 0;
+  absl::CondVar wake_;
+  std::map<Key, absl::AnyInvocable<void() &&>> tasks_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<TaskId, absl::Time> deadlines_ ABSL_GUARDED_BY(mu_);
+  TaskId next_id_ ABSL_GUARDED_BY(mu_) = 1;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::thread thread_;
 };

@@ -56,5 +56,21 @@ TEST(TimerThread, ASoonerTaskIsNotDelayedByALaterOne) {
   EXPECT_FALSE(late_ran.HasBeenNotified());
 }
 
+TEST(TimerThread, CancelledTasksNeverRun) {
+  TimerThread timers("cancel");
+  bool ran = false;
+  TimerThread::TaskId id =
+      timers.ScheduleAfter(absl::Hours(1), [&] { ran = true; });
+  EXPECT_TRUE(timers.Cancel(id));
+  EXPECT_FALSE(timers.Cancel(id));  // already gone
+  EXPECT_EQ(timers.PendingTasks(), 0u);
+  absl::Notification done;
+  TimerThread::TaskId ran_id =
+      timers.ScheduleAfter(absl::ZeroDuration(), [&] { done.Notify(); });
+  done.WaitForNotification();
+  EXPECT_FALSE(timers.Cancel(ran_id));  // it ran
+  EXPECT_FALSE(ran);
+}
+
 }  // namespace
 }  // namespace kaas
