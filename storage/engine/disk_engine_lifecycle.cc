@@ -186,7 +186,15 @@ absl::Status DiskEngine::DeletePartition(const TopicPartition& tp) {
   }
   if (partition != nullptr) partition->Abandon();
   KAAS_ASSIGN_OR_RETURN(Resolved where, Resolve(tp));
-  return fs::RemoveTree(*fs_, where.dir);
+  KAAS_ASSIGN_OR_RETURN(bool exists, fs_->Exists(where.dir));
+  if (!exists) return absl::OkStatus();
+  // Renamed aside first: a sync cycle of the abandoned partition finishing
+  // late writes nothing into the directory being removed (its path is gone).
+  std::string trash = HiddenSibling(where.dir, ".deleted");
+  KAAS_RETURN_IF_ERROR(fs::RemoveTree(*fs_, trash));
+  KAAS_RETURN_IF_ERROR(fs_->Rename(where.dir, trash));
+  KAAS_RETURN_IF_ERROR(fs_->SyncDir(fs::Dirname(where.dir)));
+  return fs::RemoveTree(*fs_, trash);
 }
 
 absl::StatusOr<OpenReport> DiskEngine::RecoverPartition(

@@ -273,6 +273,7 @@ class Partition : public std::enable_shared_from_this<Partition> {
   void RequestSyncLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void RunSync(uint64_t generation);
   void CheckSyncDeadline(uint64_t generation);
+  void DisarmWatchdogLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Marks the partition stalled and fails every waiter; returns the promises
   // to complete after unlocking.
   void StallLocked(const absl::Status& cause, Completions* done)
@@ -368,6 +369,8 @@ class Partition : public std::enable_shared_from_this<Partition> {
   bool sync_in_flight_ ABSL_GUARDED_BY(mu_) = false;
   bool sync_again_ ABSL_GUARDED_BY(mu_) = false;
   uint64_t sync_generation_ ABSL_GUARDED_BY(mu_) = 0;
+  // The watchdog armed for the cycle in flight (cancelled when it ends).
+  std::optional<TimerThread::TaskId> watchdog_ ABSL_GUARDED_BY(mu_);
   uint64_t last_checkpoint_position_ ABSL_GUARDED_BY(mu_) = 0;
   bool checkpoint_after_roll_ ABSL_GUARDED_BY(mu_) = false;
   absl::Status stall_status_ ABSL_GUARDED_BY(mu_);

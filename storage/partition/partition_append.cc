@@ -39,8 +39,13 @@ absl::Status Partition::CheckWritableLocked(int64_t leader_epoch) const {
 absl::StatusOr<AppendResult> Partition::Append(absl::string_view bytes,
                                                int64_t leader_epoch,
                                                Acks acks) {
-  absl::Time started = absl::Now();
   StorageStats* stats = runtime_.stats;
+  // Timing every append would cost two clock reads (a fifth of its CPU);
+  // the latency histogram samples one append in 16 per thread.
+  thread_local uint32_t appends_on_this_thread = 0;
+  const bool timed =
+      stats != nullptr && (appends_on_this_thread++ % kAppendLatencySampling) == 0;
+  const absl::Time started = timed ? absl::Now() : absl::InfinitePast();
   auto reject = [&](absl::Status status) {
     if (stats != nullptr) {
       stats->rejected_batches.fetch_add(1, std::memory_order_relaxed);
@@ -131,7 +136,7 @@ absl::StatusOr<AppendResult> Partition::Append(absl::string_view bytes,
     stats->appended_records.fetch_add(batch.record_count(),
                                       std::memory_order_relaxed);
     stats->appended_bytes.fetch_add(bytes.size(), std::memory_order_relaxed);
-    stats->append_latency.Record(absl::Now() - started);
+    if (timed) stats->append_latency.Record(absl::Now() - started);
   }
   return result;
 }

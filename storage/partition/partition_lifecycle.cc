@@ -161,6 +161,7 @@ void Partition::CloseLocked(const absl::Status& waiter_error,
                             Completions* done) {
   state_ = State::kClosed;
   closed_.store(true, std::memory_order_release);
+  DisarmWatchdogLocked();
   for (Waiter& waiter : waiters_) {
     done->push_back({std::move(waiter.promise), waiter_error});
   }

@@ -94,13 +94,12 @@ void Partition::RequestSyncLocked() {
     if (std::shared_ptr<Partition> self = weak.lock()) self->RunSync(generation);
   });
   if (config_.fsync_max_latency > absl::ZeroDuration()) {
-    runtime_.timers->ScheduleAfter(config_.fsync_max_latency,
-                                   [weak, generation] {
-                                     if (std::shared_ptr<Partition> self =
-                                             weak.lock()) {
-                                       self->CheckSyncDeadline(generation);
-                                     }
-                                   });
+    watchdog_ = runtime_.timers->ScheduleAfter(
+        config_.fsync_max_latency, [weak, generation] {
+          if (std::shared_ptr<Partition> self = weak.lock()) {
+            self->CheckSyncDeadline(generation);
+          }
+        });
   }
 }
 
@@ -169,7 +168,12 @@ void Partition::RunSync(uint64_t generation) {
       stats->fsync_failures.fetch_add(1, std::memory_order_relaxed);
     }
   }
+  bool closed = false;
   if (status.ok()) {
+    absl::MutexLock lock(&mu_);
+    closed = state_ == State::kClosed;
+  }
+  if (status.ok() && !closed) {
     // Indexes are rebuildable from the log: a failure here is logged, not
     // fatal.
     for (const PendingSeal& seal : plan.seals) {
@@ -179,7 +183,10 @@ void Partition::RunSync(uint64_t generation) {
           << persisted;
     }
     if (plan.checkpoint) {
-      absl::Status persisted = plan.active->PersistIndexes();
+      // Only what this cycle made durable: the index must never point past
+      // the log a crash would leave.
+      absl::Status persisted = plan.active->PersistIndexes(
+          plan.active_position, plan.target_offset);
       if (persisted.ok()) {
         WriteCheckpointAndSnapshot(plan.recovery_checkpoint, plan.snapshot);
       } else {
@@ -195,6 +202,7 @@ void Partition::RunSync(uint64_t generation) {
     absl::MutexLock lock(&mu_);
     if (generation != sync_generation_) return;
     sync_in_flight_ = false;
+    DisarmWatchdogLocked();
     if (state_ != State::kClosed && !stalled_.load()) {
       if (!status.ok()) {
         if (plan.sync_dir) dir_sync_needed_ = true;
@@ -235,6 +243,13 @@ void Partition::RunSync(uint64_t generation) {
   }
   for (const auto& segment : released) segment->ReleaseWriteHandle();
   Complete(done);
+}
+
+void Partition::DisarmWatchdogLocked() {
+  if (watchdog_.has_value()) {
+    runtime_.timers->Cancel(*watchdog_);
+    watchdog_.reset();
+  }
 }
 
 void Partition::CheckSyncDeadline(uint64_t generation) {

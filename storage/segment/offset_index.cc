@@ -109,17 +109,30 @@ std::vector<OffsetIndexEntry> OffsetIndex::entries() const {
 }
 
 std::string OffsetIndex::Encode(size_t from_entry) const {
+  return Encode(from_entry, size());
+}
+
+std::string OffsetIndex::Encode(size_t from_entry, size_t to_entry) const {
   absl::ReaderMutexLock lock(&mu_);
-  CHECK_LE(from_entry, positions_.size());
-  std::string bytes((positions_.size() - from_entry) * kOffsetIndexEntrySize,
-                    '\0');
+  CHECK_LE(from_entry, to_entry);
+  CHECK_LE(to_entry, positions_.size());
+  std::string bytes((to_entry - from_entry) * kOffsetIndexEntrySize, '\0');
   char* p = bytes.data();
-  for (size_t i = from_entry; i < positions_.size(); ++i) {
+  for (size_t i = from_entry; i < to_entry; ++i) {
     WriteBigEndian32(p, relative_offsets_[i]);
     WriteBigEndian32(p + 4, static_cast<int32_t>(positions_[i]));
     p += kOffsetIndexEntrySize;
   }
   return bytes;
+}
+
+size_t OffsetIndex::CountBelowPosition(uint64_t position) const {
+  absl::ReaderMutexLock lock(&mu_);
+  return std::lower_bound(positions_.begin(), positions_.end(), position,
+                          [](uint32_t entry, uint64_t bound) {
+                            return entry < bound;
+                          }) -
+         positions_.begin();
 }
 
 OffsetIndex::Decoded OffsetIndex::Decode(int64_t base_offset,

@@ -73,12 +73,17 @@ class OffsetIndex {
   void TruncateToPosition(uint64_t position);
 
   size_t size() const;
+  // How many entries have a position below `position`.
+  size_t CountBelowPosition(uint64_t position) const;
   std::optional<OffsetIndexEntry> last() const;
   std::vector<OffsetIndexEntry> entries() const;
 
   // The on-disk encoding of entries [from_entry, size()).
   // REQUIRES: from_entry <= size().
   std::string Encode(size_t from_entry = 0) const;
+  // The encoding of entries [from_entry, to_entry).
+  // REQUIRES: from_entry <= to_entry <= size().
+  std::string Encode(size_t from_entry, size_t to_entry) const;
 
   struct Decoded;
   // Decodes an .index file of a segment whose log is `log_size` bytes long.

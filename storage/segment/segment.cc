@@ -304,7 +304,8 @@ absl::Status Segment::PersistIndexFile(SegmentFileKind kind,
   return file->Close();
 }
 
-absl::Status Segment::PersistIndexes() {
+absl::Status Segment::PersistIndexes(uint64_t up_to_position,
+                                     int64_t up_to_offset) {
   std::shared_ptr<OffsetIndex> index;
   std::shared_ptr<TimeIndex> time_index;
   {
@@ -314,14 +315,19 @@ absl::Status Segment::PersistIndexes() {
   }
   if (index == nullptr) return absl::OkStatus();  // never loaded: nothing new
   absl::MutexLock persist(&persist_mu_);
-  size_t index_entries = index->size();
+  if (files_gone_) return absl::OkStatus();
+  const size_t index_entries = std::max(
+      index->CountBelowPosition(up_to_position), persisted_index_entries_);
   KAAS_RETURN_IF_ERROR(PersistIndexFile(
-      SegmentFileKind::kOffsetIndex, index->Encode(persisted_index_entries_),
+      SegmentFileKind::kOffsetIndex,
+      index->Encode(persisted_index_entries_, index_entries),
       persisted_index_entries_, kOffsetIndexEntrySize, index_entries));
   persisted_index_entries_ = index_entries;
-  size_t time_entries = time_index->size();
+  const size_t time_entries = std::max(
+      time_index->CountBelowOffset(up_to_offset), persisted_time_entries_);
   KAAS_RETURN_IF_ERROR(PersistIndexFile(
-      SegmentFileKind::kTimeIndex, time_index->Encode(persisted_time_entries_),
+      SegmentFileKind::kTimeIndex,
+      time_index->Encode(persisted_time_entries_, time_entries),
       persisted_time_entries_, kTimeIndexEntrySize, time_entries));
   persisted_time_entries_ = time_entries;
   return absl::OkStatus();
@@ -587,6 +593,10 @@ absl::StatusOr<ScanResult> Segment::WalkFrom(int64_t from_offset,
 void Segment::DropReadState() { cache_->Erase(cache_key_); }
 
 absl::Status Segment::DeleteFiles() {
+  {
+    absl::MutexLock persist(&persist_mu_);
+    files_gone_ = true;
+  }
   DropReadState();
   ReleaseWriteHandle();
   absl::Status first_error;
@@ -602,6 +612,10 @@ absl::Status Segment::DeleteFiles() {
 }
 
 absl::Status Segment::Quarantine() {
+  {
+    absl::MutexLock persist(&persist_mu_);
+    files_gone_ = true;
+  }
   DropReadState();
   ReleaseWriteHandle();
   for (SegmentFileKind kind :

@@ -38,6 +38,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -170,8 +171,13 @@ class Segment {
   absl::Status DataSync();
 
   // Writes the in-memory indexes to the .index and .timeindex files
-  // (incrementally when possible) and fdatasyncs them.
-  absl::Status PersistIndexes();
+  // (incrementally when possible) and fdatasyncs them, up to the entries of
+  // batches below `up_to_position` / `up_to_offset`: an index must never
+  // point past the durable log, so pass what the log was synced to. Does
+  // nothing once the segment's files were deleted or quarantined.
+  absl::Status PersistIndexes(
+      uint64_t up_to_position = std::numeric_limits<uint64_t>::max(),
+      int64_t up_to_offset = std::numeric_limits<int64_t>::max());
 
   // Ends appends: adds the final time index entry so that the persisted time
   // index holds the segment's largest timestamp. The write handle stays open
@@ -282,6 +288,9 @@ class Segment {
   absl::Mutex persist_mu_;
   size_t persisted_index_entries_ ABSL_GUARDED_BY(persist_mu_) = 0;
   size_t persisted_time_entries_ ABSL_GUARDED_BY(persist_mu_) = 0;
+  // Set by DeleteFiles/Quarantine: a sync cycle finishing late must not
+  // recreate index files of a segment that is gone.
+  bool files_gone_ ABSL_GUARDED_BY(persist_mu_) = false;
 };
 
 }  // namespace kaas::segment

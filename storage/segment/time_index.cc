@@ -108,17 +108,32 @@ std::vector<TimeIndexEntry> TimeIndex::entries() const {
 }
 
 std::string TimeIndex::Encode(size_t from_entry) const {
+  return Encode(from_entry, size());
+}
+
+std::string TimeIndex::Encode(size_t from_entry, size_t to_entry) const {
   absl::ReaderMutexLock lock(&mu_);
-  CHECK_LE(from_entry, timestamps_.size());
-  std::string bytes((timestamps_.size() - from_entry) * kTimeIndexEntrySize,
-                    '\0');
+  CHECK_LE(from_entry, to_entry);
+  CHECK_LE(to_entry, timestamps_.size());
+  std::string bytes((to_entry - from_entry) * kTimeIndexEntrySize, '\0');
   char* p = bytes.data();
-  for (size_t i = from_entry; i < timestamps_.size(); ++i) {
+  for (size_t i = from_entry; i < to_entry; ++i) {
     WriteBigEndian64(p, timestamps_[i]);
     WriteBigEndian32(p + 8, relative_offsets_[i]);
     p += kTimeIndexEntrySize;
   }
   return bytes;
+}
+
+size_t TimeIndex::CountBelowOffset(int64_t offset) const {
+  absl::ReaderMutexLock lock(&mu_);
+  const int64_t relative = offset - base_offset_;
+  return std::lower_bound(relative_offsets_.begin(), relative_offsets_.end(),
+                          relative,
+                          [](int32_t entry, int64_t bound) {
+                            return entry < bound;
+                          }) -
+         relative_offsets_.begin();
 }
 
 TimeIndex::Decoded TimeIndex::Decode(int64_t base_offset,

@@ -72,12 +72,17 @@ class TimeIndex {
   void TruncateToOffset(int64_t offset);
 
   size_t size() const;
+  // How many entries have an offset below `offset`.
+  size_t CountBelowOffset(int64_t offset) const;
   std::optional<TimeIndexEntry> last() const;
   std::vector<TimeIndexEntry> entries() const;
 
   // The on-disk encoding of entries [from_entry, size()).
   // REQUIRES: from_entry <= size().
   std::string Encode(size_t from_entry = 0) const;
+  // The encoding of entries [from_entry, to_entry).
+  // REQUIRES: from_entry <= to_entry <= size().
+  std::string Encode(size_t from_entry, size_t to_entry) const;
 
   struct Decoded;
   // Decodes a .timeindex file of a segment whose next offset (one past its
