@@ -20,8 +20,10 @@ namespace kaas {
 namespace {
 
 using ::kaas::testing::HasStorageErrorWithMessage;
+using ::kaas::testing::PathPattern;
 using ::testing::Contains;
 using ::testing::HasSubstr;
+using ::testing::IsEmpty;
 using ::testing::Not;
 
 constexpr absl::string_view kFirstLog = "00000001-00000000000000000000.log";
@@ -401,6 +403,34 @@ TEST_F(RecoveryTest, ANewSegmentSurvivesAPowerLossAfterItsAcks) {
   partition.reset();
   partition = Open(config);
   EXPECT_EQ(partition->LogEndOffset(), acked_end);
+}
+
+// A sync cycle persists the active segment's index only up to what its
+// fdatasync made durable: appends that land while the fdatasync runs are
+// indexed in memory, but a crash that drops them must not leave index
+// entries pointing past the log.
+TEST_F(RecoveryTest, ACycleNeverPersistsIndexEntriesPastWhatItMadeDurable) {
+  PartitionConfig config = SmallConfig();
+  config.flush_interval_messages = 0;  // only acks=all syncs
+  config.index_interval_bytes = 1;     // every batch indexed
+  config.checkpoint_interval_bytes = 1;
+  auto partition = OpenLeader(1, config);
+  fs().BlockSyncs(PathPattern::Substring(".log"));
+  ASSERT_OK_AND_ASSIGN(AppendResult acked,
+                       partition->Append(Batch(1, 100), 1, Acks::kAll));
+  fs().WaitUntilBlockedSyncs(1);
+  for (int i = 0; i < 10; ++i) {
+    ASSERT_OK(partition->Append(Batch(1, 100), 1, Acks::kLeader).status());
+  }
+  fs().ReleaseSyncs();
+  ASSERT_OK(acked.durable.Wait());  // the cycle has persisted its index
+  fs().Crash();  // drops the unsynced appends
+  partition.reset();
+
+  OpenReport report;
+  partition = Open(config, &report);
+  EXPECT_EQ(partition->LogEndOffset(), 1);
+  EXPECT_THAT(report.problems, IsEmpty());
 }
 
 }  // namespace
