@@ -18,17 +18,17 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 
-#define KAAS_RETURN_IF_ERROR(expr)                                  \
-  do {                                                              \
-    ::absl::Status kaas_status_ = (expr);                           \
+#define KAAS_RETURN_IF_ERROR(expr)                                   \
+  do {                                                               \
+    ::absl::Status kaas_status_ = (expr);                            \
     if (ABSL_PREDICT_FALSE(!kaas_status_.ok())) return kaas_status_; \
   } while (0)
 
 #define KAAS_STATUS_MACROS_CONCAT_INNER_(x, y) x##y
 #define KAAS_STATUS_MACROS_CONCAT_(x, y) KAAS_STATUS_MACROS_CONCAT_INNER_(x, y)
 
-#define KAAS_ASSIGN_OR_RETURN(lhs, rexpr)                                     \
-  KAAS_ASSIGN_OR_RETURN_IMPL_(                                                \
+#define KAAS_ASSIGN_OR_RETURN(lhs, rexpr) \
+  KAAS_ASSIGN_OR_RETURN_IMPL_(            \
       KAAS_STATUS_MACROS_CONCAT_(kaas_statusor_, __LINE__), lhs, rexpr)
 
 #define KAAS_ASSIGN_OR_RETURN_IMPL_(statusor, lhs, rexpr) \

@@ -38,8 +38,7 @@ TEST(StatusMacros, ReturnIfErrorStopsAtTheFirstError) {
 
 TEST(StatusMacros, AssignOrReturnMovesTheValueOrPropagates) {
   EXPECT_EQ(AssignOrReturn(true).value(), 14);
-  EXPECT_EQ(AssignOrReturn(false).status().code(),
-            absl::StatusCode::kNotFound);
+  EXPECT_EQ(AssignOrReturn(false).status().code(), absl::StatusCode::kNotFound);
 }
 
 }  // namespace

@@ -66,7 +66,7 @@ void TimerThread::Loop() {
       continue;
     }
     auto first = tasks_.begin();
-    absl::AnyInvocable<void() &&> task = std::move(first->second);
+    absl::AnyInvocable<void()&&> task = std::move(first->second);
     deadlines_.erase(first->first.second);
     tasks_.erase(first);
     mu_.Unlock();

@@ -19,7 +19,8 @@ TEST(TimerThread, RunsTasksInDeadlineOrder) {
   TimerThread timers("test");
   // Hold the timer thread until every task is queued, so the order observed
   // depends only on the deadlines, not on how fast the tasks were scheduled.
-  timers.ScheduleAfter(absl::ZeroDuration(), [&] { gate.WaitForNotification(); });
+  timers.ScheduleAfter(absl::ZeroDuration(),
+                       [&] { gate.WaitForNotification(); });
   auto record = [&](int id) {
     return [&, id] {
       absl::MutexLock lock(&mu);

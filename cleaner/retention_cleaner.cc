@@ -112,10 +112,10 @@ void RetentionCleaner::SweepPartition(const TopicPartition& tp,
   if (decision.has_value() && decision->held_back) ++report.deferred;
   if (!decision.has_value()) {
     // Everything due may be held back by the high watermark.
-    std::optional<RetentionDecision> wanted = DecideRetention(
-        RetentionView{view->config, view->segments, view->log_start_offset,
-                      INT64_MAX},
-        clock_->Now());
+    std::optional<RetentionDecision> wanted =
+        DecideRetention(RetentionView{view->config, view->segments,
+                                      view->log_start_offset, INT64_MAX},
+                        clock_->Now());
     if (wanted.has_value()) ++report.deferred;
     return;
   }

@@ -29,9 +29,9 @@
 // dirs (kMigrating) is skipped quietly: it is someone else's, or ours again
 // at the next sweep. Retention never passes the high watermark: segments
 // above it (just rolled, not durable yet) are deferred to a later sweep
-// while those below it go now. Any other error is logged and counted, that partition is skipped
-// (a config that fails to load never falls back to a stale one), and the
-// sweep goes on: retention is never fatal.
+// while those below it go now. Any other error is logged and counted, that
+// partition is skipped (a config that fails to load never falls back to a stale
+// one), and the sweep goes on: retention is never fatal.
 //
 // Logs one line per partition whose log start advanced and one summary line
 // per sweep.

@@ -234,9 +234,9 @@ TEST(DecideRetention, Table) {
     view.config.cleanup_delete = c.cleanup_delete;
     view.segments = Segments(c.segments);
     view.log_start_offset = c.log_start;
-    view.high_watermark =
-        c.high_watermark == INT64_MAX ? view.segments.back().next_offset
-                                      : c.high_watermark;
+    view.high_watermark = c.high_watermark == INT64_MAX
+                              ? view.segments.back().next_offset
+                              : c.high_watermark;
     EXPECT_EQ(DecideRetention(view, kNow), c.want) << c.name;
   }
 }

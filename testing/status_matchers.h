@@ -49,9 +49,8 @@ MATCHER_P2(StatusIs, code, message_matcher,
   const absl::Status& status = internal::GetStatus(arg);
   *result_listener << "status: " << status;
   return status.code() == code &&
-         ::testing::ExplainMatchResult(message_matcher,
-                                       std::string(status.message()),
-                                       result_listener);
+         ::testing::ExplainMatchResult(
+             message_matcher, std::string(status.message()), result_listener);
 }
 
 MATCHER_P(HasStorageError, storage_code,
@@ -71,9 +70,8 @@ MATCHER_P2(HasStorageErrorWithMessage, storage_code, message_matcher,
   const absl::Status& status = internal::GetStatus(arg);
   *result_listener << "status: " << status;
   return ::kaas::GetStorageErrorCode(status) == storage_code &&
-         ::testing::ExplainMatchResult(message_matcher,
-                                       std::string(status.message()),
-                                       result_listener);
+         ::testing::ExplainMatchResult(
+             message_matcher, std::string(status.message()), result_listener);
 }
 
 MATCHER_P(IsOkAndHolds, value_matcher, "is OK and holds a matching value") {
@@ -94,12 +92,12 @@ MATCHER_P(IsOkAndHolds, value_matcher, "is OK and holds a matching value") {
 
 // ASSERT_OK_AND_ASSIGN(lhs, rexpr): asserts rexpr is OK, then assigns its
 // value to lhs (which may be a declaration).
-#define ASSERT_OK_AND_ASSIGN(lhs, rexpr)                                    \
-  ASSERT_OK_AND_ASSIGN_IMPL_(                                               \
-      KAAS_TESTING_CONCAT_(kaas_statusor_, __LINE__), lhs, rexpr)
+#define ASSERT_OK_AND_ASSIGN(lhs, rexpr)                                     \
+  ASSERT_OK_AND_ASSIGN_IMPL_(KAAS_TESTING_CONCAT_(kaas_statusor_, __LINE__), \
+                             lhs, rexpr)
 
-#define ASSERT_OK_AND_ASSIGN_IMPL_(statusor, lhs, rexpr) \
-  auto statusor = (rexpr);                               \
+#define ASSERT_OK_AND_ASSIGN_IMPL_(statusor, lhs, rexpr)   \
+  auto statusor = (rexpr);                                 \
   ASSERT_THAT(statusor.status(), ::kaas::testing::IsOk()); \
   lhs = std::move(statusor).value()
 

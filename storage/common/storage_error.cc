@@ -46,8 +46,8 @@ ErrorInfo Info(StorageErrorCode code) {
       return {C::kInvalidArgument, 10, "MESSAGE_TOO_LARGE", false,
               "MESSAGE_TOO_LARGE"};
     case StorageErrorCode::kOutOfOrderSequence:
-      return {C::kFailedPrecondition, 45, "OUT_OF_ORDER_SEQUENCE_NUMBER",
-              false, "OUT_OF_ORDER_SEQUENCE"};
+      return {C::kFailedPrecondition, 45, "OUT_OF_ORDER_SEQUENCE_NUMBER", false,
+              "OUT_OF_ORDER_SEQUENCE"};
     case StorageErrorCode::kDuplicateSequence:
       return {C::kAlreadyExists, 46, "DUPLICATE_SEQUENCE_NUMBER", false,
               "DUPLICATE_SEQUENCE"};
@@ -80,9 +80,9 @@ ErrorInfo Info(StorageErrorCode code) {
 
 absl::Status StorageError(StorageErrorCode code, absl::string_view message) {
   ErrorInfo info = Info(code);
-  absl::StatusCode canonical =
-      info.canonical == absl::StatusCode::kOk ? absl::StatusCode::kInternal
-                                              : info.canonical;
+  absl::StatusCode canonical = info.canonical == absl::StatusCode::kOk
+                                   ? absl::StatusCode::kInternal
+                                   : info.canonical;
   absl::Status status(canonical, message);
   status.SetPayload(kPayloadUrl,
                     absl::Cord(std::to_string(static_cast<int>(code))));
@@ -93,8 +93,7 @@ StorageErrorCode GetStorageErrorCode(const absl::Status& status) {
   if (status.ok()) return StorageErrorCode::kNone;
   absl::optional<absl::Cord> payload = status.GetPayload(kPayloadUrl);
   int value = 0;
-  if (payload.has_value() &&
-      absl::SimpleAtoi(std::string(*payload), &value) &&
+  if (payload.has_value() && absl::SimpleAtoi(std::string(*payload), &value) &&
       value > static_cast<int>(StorageErrorCode::kNone) &&
       value <= static_cast<int>(StorageErrorCode::kInvalidRequest)) {
     return static_cast<StorageErrorCode>(value);

@@ -16,10 +16,10 @@ bool IsLegal(char c) {
 
 absl::Status ValidateTopicName(absl::string_view topic) {
   auto invalid = [&](absl::string_view why) {
-    return StorageError(StorageErrorCode::kInvalidRequest,
-                        absl::StrCat("invalid topic name \"",
-                                     absl::CEscape(topic.substr(0, 300)),
-                                     "\": ", why));
+    return StorageError(
+        StorageErrorCode::kInvalidRequest,
+        absl::StrCat("invalid topic name \"",
+                     absl::CEscape(topic.substr(0, 300)), "\": ", why));
   };
   if (topic.empty()) return invalid("it is empty");
   if (topic.size() > kMaxTopicNameLength) {
@@ -29,7 +29,8 @@ absl::Status ValidateTopicName(absl::string_view topic) {
   if (topic == "." || topic == "..") return invalid("it is a path component");
   for (char c : topic) {
     if (!IsLegal(c)) {
-      return invalid("only ASCII letters, digits, '.', '_' and '-' are allowed");
+      return invalid(
+          "only ASCII letters, digits, '.', '_' and '-' are allowed");
     }
   }
   return absl::OkStatus();

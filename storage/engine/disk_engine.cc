@@ -122,7 +122,8 @@ void DiskEngine::ScheduleProducerExpiry() {
       std::vector<std::shared_ptr<Partition>> partitions;
       {
         absl::ReaderMutexLock lock(&map_mu_);
-        for (const auto& [tp, partition] : led_) partitions.push_back(partition);
+        for (const auto& [tp, partition] : led_)
+          partitions.push_back(partition);
       }
       for (const auto& partition : partitions) partition->ExpireProducers();
       ScheduleProducerExpiry();
@@ -135,9 +136,9 @@ absl::StatusOr<std::shared_ptr<Partition>> DiskEngine::Led(
   KAAS_RETURN_IF_ERROR(ValidateTopicPartition(tp));
   absl::ReaderMutexLock lock(&map_mu_);
   if (migrating_.contains(tp)) {
-    return StorageError(StorageErrorCode::kMigrating,
-                        absl::StrCat(tp.ToString(),
-                                     " is moving to another log dir"));
+    return StorageError(
+        StorageErrorCode::kMigrating,
+        absl::StrCat(tp.ToString(), " is moving to another log dir"));
   }
   auto it = led_.find(tp);
   if (it == led_.end()) {
@@ -187,7 +188,8 @@ absl::StatusOr<DiskEngine::Resolved> DiskEngine::Resolve(
   if (placement != nullptr) {
     assigned_name = placement->LogDirOf(tp.topic, tp.partition);
   }
-  const placement::LogDirInfo& assigned = log_dirs_->AssignedRoot(assigned_name);
+  const placement::LogDirInfo& assigned =
+      log_dirs_->AssignedRoot(assigned_name);
   std::string partition_name = absl::StrCat(tp.partition);
   // Reclaim the source of a move that completed before a crash.
   for (const placement::LogDirInfo& dir : log_dirs_->All()) {
@@ -201,13 +203,12 @@ absl::StatusOr<DiskEngine::Resolved> DiskEngine::Resolve(
       }
     }
   }
-  KAAS_ASSIGN_OR_RETURN(
-      placement::LogDirSet::PartitionRoot root,
-      log_dirs_->ResolvePartitionRoot(
-          assigned, [&](const std::string& root_path) {
-            return HasPartitionData(
-                fs::JoinPath(root_path, tp.topic, partition_name));
-          }));
+  KAAS_ASSIGN_OR_RETURN(placement::LogDirSet::PartitionRoot root,
+                        log_dirs_->ResolvePartitionRoot(
+                            assigned, [&](const std::string& root_path) {
+                              return HasPartitionData(fs::JoinPath(
+                                  root_path, tp.topic, partition_name));
+                            }));
   if (root.deviates_from_placement()) {
     LOG(WARNING) << tp.ToString() << " is placed on log dir " << assigned.name
                  << " but its data is on " << root.dir->name
@@ -232,8 +233,7 @@ absl::Status DiskEngine::CheckIdentity(const TopicPartition& tp,
     LOG(WARNING) << tp.ToString() << ": topic identity stamp unreadable, "
                  << "opening anyway: " << stamp.status();
   }
-  return CheckTopicIdentity(tp.topic, identity->IncarnationOf(tp.topic),
-                            stamp);
+  return CheckTopicIdentity(tp.topic, identity->IncarnationOf(tp.topic), stamp);
 }
 
 absl::StatusOr<std::string> DiskEngine::PartitionDir(const TopicPartition& tp) {
@@ -365,9 +365,9 @@ absl::Status DiskEngine::FenceProducerEpoch(int64_t producer_id,
                                      " at epoch ", producer_epoch));
   }
   // Durable first: a partition opened from now on applies it.
-  KAAS_RETURN_IF_ERROR(fences_->Fence(
-      producer_id, producer_epoch, clock_->NowMillis(),
-      options_.default_config.producer_id_expiration_ms));
+  KAAS_RETURN_IF_ERROR(
+      fences_->Fence(producer_id, producer_epoch, clock_->NowMillis(),
+                     options_.default_config.producer_id_expiration_ms));
   std::vector<std::shared_ptr<Partition>> partitions;
   {
     absl::ReaderMutexLock lock(&map_mu_);
@@ -386,7 +386,8 @@ int DiskEngine::StalledPartitions() {
   return stalled;
 }
 
-// ---- RetentionHost -----------------------------------------------------------
+// ---- RetentionHost
+// -----------------------------------------------------------
 
 absl::Status DiskEngine::ReloadTopicConfig(const TopicPartition& tp) {
   KAAS_ASSIGN_OR_RETURN(std::shared_ptr<Partition> partition, Led(tp));

@@ -108,7 +108,8 @@ class DiskEngine final : public StorageEngine, public RetentionHost {
   // Resolvers may be swapped at any time; they apply from the next open.
   void SetPlacementResolver(
       std::shared_ptr<const placement::PlacementResolver> resolver);
-  void SetIdentityResolver(std::shared_ptr<const TopicIdentityResolver> resolver);
+  void SetIdentityResolver(
+      std::shared_ptr<const TopicIdentityResolver> resolver);
 
   // ---- StorageEngine -------------------------------------------------------
   absl::StatusOr<AppendResult> Append(const TopicPartition& tp,
@@ -140,7 +141,8 @@ class DiskEngine final : public StorageEngine, public RetentionHost {
   std::optional<int64_t> PartitionEpoch(const TopicPartition& tp) override;
   std::vector<placement::LogDirInfo> LogDirs() override;
   std::vector<LogDirUsage> LogDirUsages() override;
-  absl::StatusOr<std::string> PartitionLogDir(const TopicPartition& tp) override;
+  absl::StatusOr<std::string> PartitionLogDir(
+      const TopicPartition& tp) override;
   absl::StatusOr<std::string> MovePartitionToLogDir(
       const TopicPartition& tp, absl::string_view log_dir) override;
   absl::StatusOr<std::optional<TopicConfigOverrides>> GetTopicConfig(
@@ -182,7 +184,7 @@ class DiskEngine final : public StorageEngine, public RetentionHost {
 
  private:
   struct Resolved {
-    std::string dir;             // <root>/<topic>/<partition>
+    std::string dir;  // <root>/<topic>/<partition>
     const placement::LogDirInfo* log_dir;
   };
 

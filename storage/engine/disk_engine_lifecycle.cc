@@ -174,9 +174,9 @@ absl::Status DiskEngine::DeletePartition(const TopicPartition& tp) {
   {
     absl::MutexLock lock(&map_mu_);
     if (migrating_.contains(tp)) {
-      return StorageError(StorageErrorCode::kMigrating,
-                          absl::StrCat(tp.ToString(),
-                                       " is moving to another log dir"));
+      return StorageError(
+          StorageErrorCode::kMigrating,
+          absl::StrCat(tp.ToString(), " is moving to another log dir"));
     }
     auto it = led_.find(tp);
     if (it != led_.end()) {
@@ -202,9 +202,9 @@ absl::StatusOr<OpenReport> DiskEngine::RecoverPartition(
   std::shared_ptr<absl::Mutex> lifecycle = LifecycleLock(tp);
   absl::MutexLock lifecycle_lock(lifecycle.get());
   if (Led(tp).ok()) {
-    return StorageError(StorageErrorCode::kInvalidRequest,
-                        absl::StrCat(tp.ToString(),
-                                     " is led: relinquish it before a repair"));
+    return StorageError(
+        StorageErrorCode::kInvalidRequest,
+        absl::StrCat(tp.ToString(), " is led: relinquish it before a repair"));
   }
   KAAS_ASSIGN_OR_RETURN(Resolved where, Resolve(tp));
   KAAS_ASSIGN_OR_RETURN(PartitionConfig config, EffectiveConfig(tp));
@@ -272,8 +272,8 @@ absl::StatusOr<std::string> DiskEngine::MovePartitionToLogDir(
     // failure here is the broker's to re-drive (TakeOver is idempotent).
     absl::StatusOr<int64_t> led_again = TakeOver(tp, *epoch);
     LOG_IF(ERROR, !led_again.ok())
-        << tp.ToString() << ": taking it over again after the move: "
-        << led_again.status();
+        << tp.ToString()
+        << ": taking it over again after the move: " << led_again.status();
   }
   if (!status.ok()) return status;
   return source_name;

@@ -4,7 +4,6 @@
 #include <string>
 
 #include "absl/strings/match.h"
-
 #include "fs/fs_util.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -54,8 +53,8 @@ TEST_F(MetadataTest, TopicOverridesApplyAtOpenAndReloadOverTheDefault) {
   auto engine = NewEngine();
   ASSERT_OK(engine->TakeOver(kTp, 1).status());
   for (int i = 0; i < 10; ++i) {
-    ASSERT_OK(engine->AppendAndWait(kTp, 1, Acks::kAll, Batch(1, 1000))
-                  .status());
+    ASSERT_OK(
+        engine->AppendAndWait(kTp, 1, Acks::kAll, Batch(1, 1000)).status());
   }
   ASSERT_OK_AND_ASSIGN(RetentionView view, engine->DescribeForRetention(kTp));
   EXPECT_GT(view.segments.size(), 2u);
@@ -88,7 +87,8 @@ TEST_F(MetadataTest, IdentityGateRefusesAStaleDirectoryAndCreatesNothing) {
   const std::string old_id = "11111111-2222-4333-8444-555555555555";
   const std::string new_id = "66666666-7777-4888-9999-aaaaaaaaaaaa";
   ASSERT_OK(fs::CreateDirsDurably(fs(), fs::JoinPath(data_dir(), "orders")));
-  ASSERT_OK(WriteTopicIdStamp(fs(), fs::JoinPath(data_dir(), "orders"), old_id));
+  ASSERT_OK(
+      WriteTopicIdStamp(fs(), fs::JoinPath(data_dir(), "orders"), old_id));
   auto engine = NewEngine();
   engine->SetIdentityResolver(
       std::make_shared<FixedIdentity>(TopicIncarnation::Known(new_id)));
@@ -105,15 +105,15 @@ TEST_F(MetadataTest, IdentityGateRefusesAStaleDirectoryAndCreatesNothing) {
               HasStorageError(StorageErrorCode::kStaleTopicDir));
   engine->SetIdentityResolver(
       std::make_shared<FixedIdentity>(TopicIncarnation::Known(new_id)));
-  ASSERT_OK(WriteTopicIdStamp(fs(), fs::JoinPath(data_dir(), "orders"), new_id));
+  ASSERT_OK(
+      WriteTopicIdStamp(fs(), fs::JoinPath(data_dir(), "orders"), new_id));
   EXPECT_OK(engine->TakeOver(kTp, 1).status());
 }
 
 TEST_F(MetadataTest, UnknownIncarnationAndUnstampedDirsAreAdopted) {
   auto engine = NewEngine();
-  engine->SetIdentityResolver(
-      std::make_shared<FixedIdentity>(TopicIncarnation::Known(
-          "11111111-2222-4333-8444-555555555555")));
+  engine->SetIdentityResolver(std::make_shared<FixedIdentity>(
+      TopicIncarnation::Known("11111111-2222-4333-8444-555555555555")));
   EXPECT_OK(engine->TakeOver(kTp, 1).status());  // unstamped
   ASSERT_OK(WriteTopicIdStamp(fs(), fs::JoinPath(data_dir(), "orders"),
                               "66666666-7777-4888-9999-aaaaaaaaaaaa"));

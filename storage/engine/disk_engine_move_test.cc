@@ -1,7 +1,7 @@
 // Log dirs: placement resolution and crash-safe moves between log dirs.
 #include <memory>
-#include <thread>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -27,8 +27,8 @@ class MoveTest : public DiskEngineTest {
   std::string Fill(DiskEngine& engine, int batches) {
     EXPECT_OK(engine.TakeOver(kTp, 1).status());
     for (int i = 0; i < batches; ++i) {
-      EXPECT_OK(engine.AppendAndWait(kTp, 1, Acks::kAll, Batch(2, 300))
-                    .status());
+      EXPECT_OK(
+          engine.AppendAndWait(kTp, 1, Acks::kAll, Batch(2, 300)).status());
     }
     return ReadAll(engine);
   }
@@ -132,10 +132,10 @@ TEST_F(MoveTest, ACrashAtAnyStepLeavesExactlyOneCompleteCopyInUse) {
       {"syncing the copy", testing::FsOp::kDataSync, R"(/\.0\.moving/)", 1},
       {"the switch rename", testing::FsOp::kRename,
        R"(fast/orders/\.0\.moving$)", 0},
-      {"syncing after the switch", testing::FsOp::kSyncDir,
-       R"(fast/orders$)", 0},
-      {"moving the source aside", testing::FsOp::kRename,
-       R"(data/orders/0$)", 0},
+      {"syncing after the switch", testing::FsOp::kSyncDir, R"(fast/orders$)",
+       0},
+      {"moving the source aside", testing::FsOp::kRename, R"(data/orders/0$)",
+       0},
       {"deleting the source", testing::FsOp::kUnlink, R"(/\.0\.moved/)", 2},
   };
   for (const Step& step : steps) {
@@ -174,9 +174,8 @@ TEST_F(MoveTest, ThePartitionIsFencedWhileMoving) {
   auto engine = NewEngine({"fast"});
   Fill(*engine, 2);
   fs().BlockSyncs(testing::PathPattern::Substring(".0.moving"));
-  std::thread mover([&] {
-    EXPECT_OK(engine->MovePartitionToLogDir(kTp, "fast").status());
-  });
+  std::thread mover(
+      [&] { EXPECT_OK(engine->MovePartitionToLogDir(kTp, "fast").status()); });
   fs().WaitUntilBlockedSyncs(1);
   EXPECT_THAT(engine->Append(kTp, 1, Acks::kAll, Batch()).status(),
               HasStorageError(StorageErrorCode::kMigrating));

@@ -71,8 +71,9 @@ TEST(DiskEngineScale, ClosedSegmentHandlesAreBoundedByTheCache) {
   // Reading all 100 segments opens at most the cache's worth of handles.
   int64_t offset = 0;
   while (true) {
-    ASSERT_OK_AND_ASSIGN(ReadResult read, engine->Read(tp, offset, 1,
-                                                       Isolation::kReadUncommitted));
+    ASSERT_OK_AND_ASSIGN(
+        ReadResult read,
+        engine->Read(tp, offset, 1, Isolation::kReadUncommitted));
     if (read.batches == 0) break;
     offset = read.next_offset;
     EXPECT_LE(CurrentOpenFileDescriptors(), fds_before + 8);

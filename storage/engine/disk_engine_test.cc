@@ -17,9 +17,9 @@ namespace {
 
 using ::kaas::testing::HasStorageError;
 using ::kaas::testing::HasStorageErrorWithMessage;
+using ::kaas::testing::IsOkAndHolds;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
-using ::kaas::testing::IsOkAndHolds;
 
 const TopicPartition kOrders0{"orders", 0};
 
@@ -50,9 +50,9 @@ TEST_F(DiskEngineTest, EverythingRequiresATakeOver) {
   ASSERT_OK(engine->CreatePartition(kOrders0));
   EXPECT_THAT(engine->Append(kOrders0, 0, Acks::kAll, Batch()).status(),
               HasStorageError(StorageErrorCode::kNotLeader));
-  EXPECT_THAT(engine->Read(kOrders0, 0, 100, Isolation::kReadUncommitted)
-                  .status(),
-              HasStorageError(StorageErrorCode::kNotLeader));
+  EXPECT_THAT(
+      engine->Read(kOrders0, 0, 100, Isolation::kReadUncommitted).status(),
+      HasStorageError(StorageErrorCode::kNotLeader));
   EXPECT_THAT(engine->HighWatermark(kOrders0).status(),
               HasStorageError(StorageErrorCode::kNotLeader));
   EXPECT_EQ(engine->PartitionEpoch(kOrders0), std::nullopt);
@@ -108,9 +108,9 @@ TEST_F(DiskEngineTest, ADeposedLeaderCannotSpliceIntoTheNewLeadersLog) {
   ASSERT_OK(
       new_leader->AppendAndWait(kOrders0, 2, Acks::kAll, Batch(1)).status());
   ASSERT_OK(old_leader->Relinquish(kOrders0));  // superseded: persists nothing
-  ASSERT_OK_AND_ASSIGN(ReadResult read,
-                       new_leader->Read(kOrders0, 0, 1 << 20,
-                                        Isolation::kReadUncommitted));
+  ASSERT_OK_AND_ASSIGN(
+      ReadResult read,
+      new_leader->Read(kOrders0, 0, 1 << 20, Isolation::kReadUncommitted));
   EXPECT_EQ(read.next_offset, 3);
   EXPECT_EQ(read.records.size(), Batch(2).size() + Batch(1).size());
   ASSERT_OK(new_leader->Relinquish(kOrders0));
@@ -132,7 +132,8 @@ TEST_F(DiskEngineTest, AbandonTopicClosesOnlyThatTopicPersistingNothing) {
       engine->AppendAndWait({"keeper", 0}, 1, Acks::kAll, Batch(5)).status());
   EXPECT_EQ(engine->AbandonTopic("doomed"), 3);
   EXPECT_EQ(engine->AbandonTopic("doomed"), 0);
-  EXPECT_THAT(engine->LedPartitions(), ElementsAre(TopicPartition{"keeper", 0}));
+  EXPECT_THAT(engine->LedPartitions(),
+              ElementsAre(TopicPartition{"keeper", 0}));
   EXPECT_THAT(engine->HighWatermark({"keeper", 0}), IsOkAndHolds(5));
 }
 
@@ -143,7 +144,8 @@ TEST_F(DiskEngineTest, AbandonThenRecreateWithANewIdentity) {
   ASSERT_EQ(engine->AbandonTopic("orders"), 1);
   // The operator renames the dead incarnation aside and recreates the topic.
   std::string topic_dir = fs::JoinPath(data_dir(), "orders");
-  ASSERT_OK(fs().Rename(topic_dir, fs::JoinPath(data_dir(), ".deleting-orders")));
+  ASSERT_OK(
+      fs().Rename(topic_dir, fs::JoinPath(data_dir(), ".deleting-orders")));
   ASSERT_OK(fs::CreateDirsDurably(fs(), topic_dir));
   ASSERT_OK_AND_ASSIGN(int64_t log_end, engine->TakeOver(kOrders0, 1));
   EXPECT_EQ(log_end, 0);

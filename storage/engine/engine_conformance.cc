@@ -770,8 +770,8 @@ TEST_P(EngineConformanceTest, OffsetForTimestampSkipsRecordsBelowTheLogStart) {
   testing::BatchBuilder builder;
   builder.BaseTimestamp(1000);
   for (int i = 0; i < 4; ++i) builder.AddRecord(absl::nullopt, "v", 3 - i);
-  MustAppend(tp, builder.Build());           // 0..3 at 1003..1000
-  MustAppend(tp, Batch(1, 16, 5000));        // 4 at 5000
+  MustAppend(tp, builder.Build());     // 0..3 at 1003..1000
+  MustAppend(tp, Batch(1, 16, 5000));  // 4 at 5000
   ASSERT_OK(engine().DeleteRecords(tp, 1).status());
   ASSERT_OK_AND_ASSIGN(OffsetAndTimestamp hit,
                        engine().OffsetForTimestamp(tp, 1002));

@@ -71,7 +71,8 @@ void MemoryPartition::Fence(int64_t producer_id, int16_t epoch,
   LOG_IF(ERROR, !status.ok()) << name_ << ": fence refused: " << status;
 }
 
-// ---- Writes ------------------------------------------------------------------
+// ---- Writes
+// ------------------------------------------------------------------
 
 absl::StatusOr<AppendResult> MemoryPartition::Append(absl::string_view bytes,
                                                      int64_t leader_epoch) {
@@ -170,7 +171,8 @@ absl::StatusOr<int64_t> MemoryPartition::DeleteRecords(int64_t target) {
   return log_start;
 }
 
-// ---- Reads -------------------------------------------------------------------
+// ---- Reads
+// -------------------------------------------------------------------
 
 absl::StatusOr<ReadResult> MemoryPartition::Read(int64_t offset,
                                                  size_t max_bytes,
@@ -294,7 +296,8 @@ absl::StatusOr<EpochEndOffset> MemoryPartition::OffsetForLeaderEpoch(
   return epochs_.EndOffsetFor(leader_epoch, next_offset_);
 }
 
-// ---- Private -----------------------------------------------------------------
+// ---- Private
+// -----------------------------------------------------------------
 
 absl::Status MemoryPartition::NotLedLocked() const {
   switch (state_) {

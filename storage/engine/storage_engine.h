@@ -165,7 +165,8 @@ class StorageEngine {
   // The durable leader epoch of a led partition, nullopt if not led.
   virtual std::optional<int64_t> PartitionEpoch(const TopicPartition& tp) = 0;
 
-  // ---- Log dirs --------------------------------------------------------------
+  // ---- Log dirs
+  // --------------------------------------------------------------
 
   // The data dir ("default") first, then the extra dirs in declaration order.
   virtual std::vector<placement::LogDirInfo> LogDirs() = 0;

@@ -72,16 +72,15 @@ absl::Status DecodeMetadataFile(absl::string_view bytes, MetadataKind kind,
                                 google::protobuf::MessageLite* message,
                                 uint16_t* version) {
   if (bytes.size() < kMetadataHeaderSize) {
-    return absl::DataLossError(
-        absl::StrFormat("truncated %s: %d bytes, the header alone has %d",
-                        MetadataKindName(kind), bytes.size(),
-                        kMetadataHeaderSize));
+    return absl::DataLossError(absl::StrFormat(
+        "truncated %s: %d bytes, the header alone has %d",
+        MetadataKindName(kind), bytes.size(), kMetadataHeaderSize));
   }
   const char* header = bytes.data();
   if (std::memcmp(header, kMagic, sizeof(kMagic)) != 0) {
-    return absl::DataLossError(absl::StrCat(
-        "not a kaas metadata file (bad magic) where a ",
-        MetadataKindName(kind), " was expected"));
+    return absl::DataLossError(
+        absl::StrCat("not a kaas metadata file (bad magic) where a ",
+                     MetadataKindName(kind), " was expected"));
   }
   uint32_t stored_header_crc = GetBigEndian32(header + 16);
   uint32_t header_crc = crc32c::Value(header, 16);
@@ -92,10 +91,10 @@ absl::Status DecodeMetadataFile(absl::string_view bytes, MetadataKind kind,
   }
   auto file_kind = static_cast<MetadataKind>(GetBigEndian16(header + 4));
   if (file_kind != kind) {
-    return absl::DataLossError(absl::StrFormat(
-        "expected a %s but the file holds a %s (kind %d)",
-        MetadataKindName(kind), MetadataKindName(file_kind),
-        static_cast<int>(file_kind)));
+    return absl::DataLossError(
+        absl::StrFormat("expected a %s but the file holds a %s (kind %d)",
+                        MetadataKindName(kind), MetadataKindName(file_kind),
+                        static_cast<int>(file_kind)));
   }
   uint16_t file_version = GetBigEndian16(header + 6);
   if (file_version > max_version) {
@@ -120,9 +119,9 @@ absl::Status DecodeMetadataFile(absl::string_view bytes, MetadataKind kind,
   }
   if (!message->ParseFromArray(payload.data(),
                                static_cast<int>(payload.size()))) {
-    return absl::DataLossError(absl::StrCat(
-        MetadataKindName(kind), " payload is not a valid ",
-        message->GetTypeName(), " message"));
+    return absl::DataLossError(
+        absl::StrCat(MetadataKindName(kind), " payload is not a valid ",
+                     message->GetTypeName(), " message"));
   }
   if (version != nullptr) *version = file_version;
   return absl::OkStatus();

@@ -68,19 +68,18 @@ TEST(MetadataFile, NamesWhatIsWrong) {
   PartitionManifest decoded;
   std::string bad_magic = bytes;
   bad_magic[0] = 'X';
-  EXPECT_THAT(DecodeMetadataFile(bad_magic, MetadataKind::kManifest, 1,
-                                 &decoded),
-              StatusIs(absl::StatusCode::kDataLoss, HasSubstr("bad magic")));
+  EXPECT_THAT(
+      DecodeMetadataFile(bad_magic, MetadataKind::kManifest, 1, &decoded),
+      StatusIs(absl::StatusCode::kDataLoss, HasSubstr("bad magic")));
   std::string bad_payload = bytes;
   bad_payload.back() ^= 1;
-  EXPECT_THAT(DecodeMetadataFile(bad_payload, MetadataKind::kManifest, 1,
-                                 &decoded),
-              StatusIs(absl::StatusCode::kDataLoss,
-                       HasSubstr("payload checksum mismatch")));
-  EXPECT_THAT(DecodeMetadataFile(bytes + "x", MetadataKind::kManifest, 1,
-                                 &decoded),
-              StatusIs(absl::StatusCode::kDataLoss,
-                       HasSubstr("payload length")));
+  EXPECT_THAT(
+      DecodeMetadataFile(bad_payload, MetadataKind::kManifest, 1, &decoded),
+      StatusIs(absl::StatusCode::kDataLoss,
+               HasSubstr("payload checksum mismatch")));
+  EXPECT_THAT(
+      DecodeMetadataFile(bytes + "x", MetadataKind::kManifest, 1, &decoded),
+      StatusIs(absl::StatusCode::kDataLoss, HasSubstr("payload length")));
 }
 
 TEST(MetadataFile, WrongKindIsRejected) {

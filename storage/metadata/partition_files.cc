@@ -53,9 +53,9 @@ absl::StatusOr<ManifestWrite> WriteManifestUnlessSuperseded(
 absl::StatusOr<RecoveryCheckpoint> ReadCheckpoint(fs::FileSystem& fs,
                                                   const std::string& dir) {
   RecoveryCheckpoint checkpoint;
-  KAAS_RETURN_IF_ERROR(ReadMetadataFile(
-      fs, PathOf(dir, kCheckpointFileName), MetadataKind::kRecoveryCheckpoint,
-      kCheckpointVersion, &checkpoint));
+  KAAS_RETURN_IF_ERROR(ReadMetadataFile(fs, PathOf(dir, kCheckpointFileName),
+                                        MetadataKind::kRecoveryCheckpoint,
+                                        kCheckpointVersion, &checkpoint));
   return checkpoint;
 }
 
@@ -82,13 +82,13 @@ std::optional<int64_t> ParseSnapshotFileName(absl::string_view name) {
   return offset;
 }
 
-absl::StatusOr<PartitionStateSnapshot> ReadStateSnapshot(
-    fs::FileSystem& fs, const std::string& dir, int64_t offset) {
+absl::StatusOr<PartitionStateSnapshot> ReadStateSnapshot(fs::FileSystem& fs,
+                                                         const std::string& dir,
+                                                         int64_t offset) {
   PartitionStateSnapshot snapshot;
-  KAAS_RETURN_IF_ERROR(
-      ReadMetadataFile(fs, PathOf(dir, SnapshotFileName(offset)),
-                       MetadataKind::kStateSnapshot, kStateSnapshotVersion,
-                       &snapshot));
+  KAAS_RETURN_IF_ERROR(ReadMetadataFile(
+      fs, PathOf(dir, SnapshotFileName(offset)), MetadataKind::kStateSnapshot,
+      kStateSnapshotVersion, &snapshot));
   if (snapshot.offset() != offset) {
     return absl::DataLossError(absl::StrFormat(
         "%s: the snapshot says it covers offset %d, its name says %d",

@@ -78,8 +78,9 @@ std::string SnapshotFileName(int64_t offset);
 // The offset named by a snapshot file name, or nullopt.
 std::optional<int64_t> ParseSnapshotFileName(absl::string_view name);
 
-absl::StatusOr<PartitionStateSnapshot> ReadStateSnapshot(
-    fs::FileSystem& fs, const std::string& dir, int64_t offset);
+absl::StatusOr<PartitionStateSnapshot> ReadStateSnapshot(fs::FileSystem& fs,
+                                                         const std::string& dir,
+                                                         int64_t offset);
 absl::Status WriteStateSnapshot(fs::FileSystem& fs, const std::string& dir,
                                 const PartitionStateSnapshot& snapshot);
 

@@ -48,7 +48,8 @@ TEST_F(PartitionFilesTest, ManifestIsCreatedThenAdvanced) {
 }
 
 TEST_F(PartitionFilesTest, ManifestEpochIsNeverLowered) {
-  ASSERT_OK(WriteManifestUnlessSuperseded(fs(), dir(), Manifest(9, 5)).status());
+  ASSERT_OK(
+      WriteManifestUnlessSuperseded(fs(), dir(), Manifest(9, 5)).status());
   ASSERT_OK_AND_ASSIGN(ManifestWrite write, WriteManifestUnlessSuperseded(
                                                 fs(), dir(), Manifest(3, 50)));
   EXPECT_TRUE(write.superseded);
@@ -59,11 +60,13 @@ TEST_F(PartitionFilesTest, ManifestEpochIsNeverLowered) {
 }
 
 TEST_F(PartitionFilesTest, IdenticalManifestIsNotRewritten) {
-  ASSERT_OK(WriteManifestUnlessSuperseded(fs(), dir(), Manifest(2, 5)).status());
+  ASSERT_OK(
+      WriteManifestUnlessSuperseded(fs(), dir(), Manifest(2, 5)).status());
   ASSERT_OK_AND_ASSIGN(fs::FileInfo before,
                        fs().Stat(fs::JoinPath(dir(), kManifestFileName)));
   // Make the file recognisable: a rewrite would replace the inode's mtime.
-  ASSERT_OK(WriteManifestUnlessSuperseded(fs(), dir(), Manifest(2, 5)).status());
+  ASSERT_OK(
+      WriteManifestUnlessSuperseded(fs(), dir(), Manifest(2, 5)).status());
   ASSERT_OK_AND_ASSIGN(fs::FileInfo after,
                        fs().Stat(fs::JoinPath(dir(), kManifestFileName)));
   EXPECT_EQ(before.mtime, after.mtime);
@@ -74,7 +77,8 @@ TEST_F(PartitionFilesTest, CorruptManifestIsReportedAndReplaced) {
                                   "garbage"));
   EXPECT_THAT(ReadManifest(fs(), dir()).status(),
               StatusIs(absl::StatusCode::kDataLoss, HasSubstr("manifest")));
-  ASSERT_OK(WriteManifestUnlessSuperseded(fs(), dir(), Manifest(1, 0)).status());
+  ASSERT_OK(
+      WriteManifestUnlessSuperseded(fs(), dir(), Manifest(1, 0)).status());
   ASSERT_OK_AND_ASSIGN(PartitionManifest read, ReadManifest(fs(), dir()));
   EXPECT_EQ(read.leader_epoch(), 1);
 }
@@ -112,8 +116,9 @@ TEST_F(PartitionFilesTest, SnapshotRoundTripsAndChecksItsOffset) {
   // A file whose content disagrees with its name is not trusted.
   ASSERT_OK(fs().Rename(fs::JoinPath(dir(), SnapshotFileName(42)),
                         fs::JoinPath(dir(), SnapshotFileName(43))));
-  EXPECT_THAT(ReadStateSnapshot(fs(), dir(), 43).status(),
-              StatusIs(absl::StatusCode::kDataLoss, HasSubstr("covers offset 42")));
+  EXPECT_THAT(
+      ReadStateSnapshot(fs(), dir(), 43).status(),
+      StatusIs(absl::StatusCode::kDataLoss, HasSubstr("covers offset 42")));
 }
 
 }  // namespace

@@ -22,8 +22,7 @@ idempotence::BatchInfo BatchInfoOf(const RecordBatchView& batch) {
   return info;
 }
 
-absl::Status RecordBatchState(const RecordBatchView& batch,
-                              int64_t base_offset,
+absl::Status RecordBatchState(const RecordBatchView& batch, int64_t base_offset,
                               idempotence::ProducerStateMap* producers,
                               txn::TxnIndex* txns) {
   if (!batch.has_producer_id()) return absl::OkStatus();
@@ -54,8 +53,7 @@ absl::Status CheckAppendable(const RecordBatchView& batch,
         absl::StrFormat("batch of %d bytes is larger than segment.bytes %d",
                         batch.size(), config.segment_bytes));
   }
-  if (config.max_message_bytes > 0 &&
-      batch.size() > config.max_message_bytes) {
+  if (config.max_message_bytes > 0 && batch.size() > config.max_message_bytes) {
     return StorageError(
         StorageErrorCode::kMessageTooLarge,
         absl::StrFormat("batch of %d bytes is larger than max.message.bytes %d",

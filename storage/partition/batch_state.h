@@ -37,8 +37,7 @@ idempotence::BatchInfo BatchInfoOf(const RecordBatchView& batch);
 // Records `batch`, stored at `base_offset`, in `producers` and `txns`
 // (which the caller guards). A control batch's marker type must decode
 // (the append path validates it first; replay skips what does not).
-absl::Status RecordBatchState(const RecordBatchView& batch,
-                              int64_t base_offset,
+absl::Status RecordBatchState(const RecordBatchView& batch, int64_t base_offset,
                               idempotence::ProducerStateMap* producers,
                               txn::TxnIndex* txns);
 

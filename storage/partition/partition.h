@@ -103,7 +103,7 @@ struct OpenReport {
   int segments = 0;
   uint64_t scanned_bytes = 0;
   uint64_t truncated_bytes = 0;
-  int deleted_segments = 0;    // after a truncation point
+  int deleted_segments = 0;              // after a truncation point
   std::vector<std::string> quarantined;  // file names set aside
   std::vector<std::string> problems;     // human-readable findings
   int64_t snapshot_offset = -1;          // state snapshot used (-1: none)
@@ -208,7 +208,6 @@ class Partition : public std::enable_shared_from_this<Partition> {
   int64_t LeaderEpoch() const;
   uint64_t SizeBytes() const;
   std::vector<SegmentSummary> Segments() const;
-
 
   // Every aborted transaction overlapping [start, end).
   std::vector<AbortedTransaction> AbortedTransactions(int64_t start,

@@ -43,8 +43,8 @@ absl::StatusOr<AppendResult> Partition::Append(absl::string_view bytes,
   // Timing every append would cost two clock reads (a fifth of its CPU);
   // the latency histogram samples one append in 16 per thread.
   thread_local uint32_t appends_on_this_thread = 0;
-  const bool timed =
-      stats != nullptr && (appends_on_this_thread++ % kAppendLatencySampling) == 0;
+  const bool timed = stats != nullptr &&
+                     (appends_on_this_thread++ % kAppendLatencySampling) == 0;
   const absl::Time started = timed ? absl::Now() : absl::InfinitePast();
   auto reject = [&](absl::Status status) {
     if (stats != nullptr) {
@@ -87,7 +87,8 @@ absl::StatusOr<AppendResult> Partition::Append(absl::string_view bytes,
       }
     }
     if (ShouldRollLocked(bytes.size(), delta)) {
-      if (absl::Status status = RollLocked(static_cast<uint32_t>(leader_epoch_));
+      if (absl::Status status =
+              RollLocked(static_cast<uint32_t>(leader_epoch_));
           !status.ok()) {
         return reject(status);
       }
@@ -141,7 +142,8 @@ absl::StatusOr<AppendResult> Partition::Append(absl::string_view bytes,
   return result;
 }
 
-bool Partition::ShouldRollLocked(size_t batch_bytes, int32_t last_offset_delta) {
+bool Partition::ShouldRollLocked(size_t batch_bytes,
+                                 int32_t last_offset_delta) {
   // An empty segment is never rolled: a batch always fits one.
   if (active_->size() == 0) return false;
   if (active_->size() + batch_bytes > config_.segment_bytes) return true;
@@ -171,8 +173,8 @@ absl::Status Partition::RollLocked(uint32_t epoch) {
     segments_.pop_back();
     absl::Status status = old->DeleteFiles();
     LOG_IF(WARNING, !status.ok())
-        << dir_ << ": could not delete the superseded empty segment: "
-        << status << " (the listing prefers the higher epoch)";
+        << dir_ << ": could not delete the superseded empty segment: " << status
+        << " (the listing prefers the higher epoch)";
   } else {
     old->Seal();
     pending_seals_.push_back(

@@ -68,11 +68,10 @@ TEST_F(PartitionTest, InvalidBatchesAreRejectedAndNothingIsWritten) {
   EXPECT_THAT(partition->Append(good + good, 1, Acks::kAll).status(),
               HasStorageErrorWithMessage(StorageErrorCode::kCorruptMessage,
                                          HasSubstr("trailing bytes")));
-  EXPECT_THAT(
-      partition->Append(good.substr(0, good.size() - 1), 1, Acks::kAll)
-          .status(),
-      HasStorageErrorWithMessage(StorageErrorCode::kCorruptMessage,
-                                 HasSubstr("truncated")));
+  EXPECT_THAT(partition->Append(good.substr(0, good.size() - 1), 1, Acks::kAll)
+                  .status(),
+              HasStorageErrorWithMessage(StorageErrorCode::kCorruptMessage,
+                                         HasSubstr("truncated")));
   std::string v1 = good;
   v1[batch_layout::kMagic] = 1;
   EXPECT_THAT(partition->Append(v1, 1, Acks::kAll).status(),
@@ -183,9 +182,9 @@ TEST_F(PartitionTest, IdempotentRetryReturnsTheOriginalOffsets) {
   EXPECT_EQ(retry.last_offset, 2);
   EXPECT_OK(retry.durable.Wait());
   EXPECT_EQ(partition->LogEndOffset(), 3);
-  EXPECT_THAT(partition->Append(ProducerBatch(42, 0, 7), 1, Acks::kAll)
-                  .status(),
-              HasStorageError(StorageErrorCode::kOutOfOrderSequence));
+  EXPECT_THAT(
+      partition->Append(ProducerBatch(42, 0, 7), 1, Acks::kAll).status(),
+      HasStorageError(StorageErrorCode::kOutOfOrderSequence));
 }
 
 // D-26: metrics count records and bytes, not calls.
@@ -198,8 +197,9 @@ TEST_F(PartitionTest, StatsCountRecordsNotBatchesOrCalls) {
   EXPECT_EQ(stats().appended_records.load(), 9u);
   EXPECT_EQ(stats().appended_bytes.load(),
             Batch(3).size() + Batch(5).size() + Batch(1).size());
-  ASSERT_OK_AND_ASSIGN(ReadResult read,
-                       partition->Read(0, 1 << 20, Isolation::kReadUncommitted));
+  ASSERT_OK_AND_ASSIGN(
+      ReadResult read,
+      partition->Read(0, 1 << 20, Isolation::kReadUncommitted));
   EXPECT_EQ(read.batches, 3);
   EXPECT_EQ(stats().read_calls.load(), 1u);
   EXPECT_EQ(stats().read_batches.load(), 3u);

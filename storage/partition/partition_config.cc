@@ -10,9 +10,9 @@ absl::Status PartitionConfig::Validate() const {
     return StorageError(StorageErrorCode::kInvalidConfig, message);
   };
   if (segment_bytes < 1024 || segment_bytes > kMaxSegmentBytes) {
-    return invalid(absl::StrFormat(
-        "segment.bytes %d is out of range [1024, %d]", segment_bytes,
-        kMaxSegmentBytes));
+    return invalid(
+        absl::StrFormat("segment.bytes %d is out of range [1024, %d]",
+                        segment_bytes, kMaxSegmentBytes));
   }
   if (segment_ms.has_value() && *segment_ms <= absl::ZeroDuration()) {
     return invalid(absl::StrFormat("segment.ms %s must be positive",
@@ -28,9 +28,9 @@ absl::Status PartitionConfig::Validate() const {
     return invalid("checkpoint interval must be at least 1 byte");
   }
   if (producer_id_expiration_ms < 0) {
-    return invalid(absl::StrFormat(
-        "producer.id.expiration.ms %d must not be negative",
-        producer_id_expiration_ms));
+    return invalid(
+        absl::StrFormat("producer.id.expiration.ms %d must not be negative",
+                        producer_id_expiration_ms));
   }
   if (retention_ms.has_value() && *retention_ms < absl::ZeroDuration()) {
     return invalid("retention.ms must not be negative (use -1 for forever)");

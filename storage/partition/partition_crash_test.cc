@@ -105,7 +105,8 @@ TEST_P(CrashTest, AcknowledgedAppendsSurviveACrashAtARandomPoint) {
     absl::StatusOr<size_t> size = PeekBatchSize(rest);
     ASSERT_OK(size.status());
     ASSERT_EQ(ReadBigEndian64(rest.data()), expected);
-    expected += ReadBigEndian32(rest.data() + batch_layout::kLastOffsetDelta) + 1;
+    expected +=
+        ReadBigEndian32(rest.data() + batch_layout::kLastOffsetDelta) + 1;
     rest.remove_prefix(*size);
   }
   EXPECT_EQ(expected, partition->HighWatermark());

@@ -17,7 +17,8 @@ using ::kaas::testing::FsOp;
 using ::kaas::testing::HasStorageError;
 using ::kaas::testing::PathPattern;
 
-TEST_F(PartitionTest, AcksAllCompletesOnlyAfterAnFdatasyncThatStartedAfterTheWrite) {
+TEST_F(PartitionTest,
+       AcksAllCompletesOnlyAfterAnFdatasyncThatStartedAfterTheWrite) {
   auto partition = OpenLeader();
   fs().BlockSyncs(PathPattern::Substring(".log"));
   ASSERT_OK_AND_ASSIGN(AppendResult result,
@@ -114,7 +115,8 @@ TEST_F(PartitionTest, FlushIntervalZeroSyncsOnlyForAcksAllRollAndClose) {
     ASSERT_OK(partition->Append(Batch(1, 100), 1, Acks::kLeader).status());
   }
   ASSERT_GT(partition->Segments().size(), 1u);
-  ASSERT_OK(partition->WhenDurable(partition->Segments()[1].base_offset).Wait());
+  ASSERT_OK(
+      partition->WhenDurable(partition->Segments()[1].base_offset).Wait());
 }
 
 // D-23: an acks=all duplicate is acknowledged only once the original is

@@ -19,7 +19,8 @@ using ::testing::Contains;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-int CountSuffix(const std::vector<std::string>& names, absl::string_view suffix) {
+int CountSuffix(const std::vector<std::string>& names,
+                absl::string_view suffix) {
   int n = 0;
   for (const std::string& name : names) n += absl::EndsWith(name, suffix);
   return n;
@@ -110,8 +111,8 @@ TEST_F(PartitionTest, TakeOverSupersededByANewerLeaderFails) {
   auto partition = OpenLeader(2);
   metadata::PartitionManifest newer;
   newer.set_leader_epoch(9);
-  ASSERT_OK(metadata::WriteManifestUnlessSuperseded(fs(), dir(), newer)
-                .status());
+  ASSERT_OK(
+      metadata::WriteManifestUnlessSuperseded(fs(), dir(), newer).status());
   EXPECT_THAT(partition->TakeOver(3).status(),
               HasStorageErrorWithMessage(StorageErrorCode::kNotLeader,
                                          HasSubstr("superseded by leader "
@@ -170,8 +171,8 @@ TEST_F(PartitionTest, SupersededRelinquishPersistsNothingAndFailsWaiters) {
   metadata::PartitionManifest newer;
   newer.set_leader_epoch(5);
   newer.set_log_end_offset(3);
-  ASSERT_OK(metadata::WriteManifestUnlessSuperseded(fs(), dir(), newer)
-                .status());
+  ASSERT_OK(
+      metadata::WriteManifestUnlessSuperseded(fs(), dir(), newer).status());
   fs().BlockSyncs(testing::PathPattern::Substring(".log"));
   ASSERT_OK_AND_ASSIGN(AppendResult pending,
                        partition->Append(Batch(), 2, Acks::kAll));

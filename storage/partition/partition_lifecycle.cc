@@ -61,7 +61,8 @@ absl::Status Partition::SyncAllLocked(Completions* done) {
   if (!status.ok()) {
     if (!stalled_.load()) {
       StallLocked(absl::InternalError(
-          absl::StrCat("fdatasync failed: ", status.message())), done);
+                      absl::StrCat("fdatasync failed: ", status.message())),
+                  done);
     }
     return stall_status_.ok() ? status : stall_status_;
   }
@@ -205,9 +206,10 @@ absl::Status Partition::Relinquish() {
       }
     }
     CloseLocked(StorageError(StorageErrorCode::kNotLeader,
-                             absl::StrCat(dir_, ": leadership was given up "
-                                                "before the append became "
-                                                "durable")),
+                             absl::StrCat(dir_,
+                                          ": leadership was given up "
+                                          "before the append became "
+                                          "durable")),
                 &done);
   }
   Complete(done);
@@ -226,8 +228,9 @@ void Partition::Abandon() {
     absl::MutexLock lock(&mu_);
     if (state_ == State::kClosed) return;
     CloseLocked(StorageError(StorageErrorCode::kNotLeader,
-                             absl::StrCat(dir_, ": the partition was "
-                                                "abandoned")),
+                             absl::StrCat(dir_,
+                                          ": the partition was "
+                                          "abandoned")),
                 &done);
   }
   Complete(done);
@@ -274,10 +277,9 @@ absl::StatusOr<LogStartAdvance> Partition::AdvanceLogStart(int64_t target) {
       metadata::ManifestWrite written,
       metadata::WriteManifestUnlessSuperseded(*runtime_.fs, dir_, manifest));
   if (written.superseded) {
-    return StorageError(
-        StorageErrorCode::kNotLeader,
-        absl::StrFormat("%s: superseded by leader epoch %d", dir_,
-                        written.on_disk.leader_epoch()));
+    return StorageError(StorageErrorCode::kNotLeader,
+                        absl::StrFormat("%s: superseded by leader epoch %d",
+                                        dir_, written.on_disk.leader_epoch()));
   }
   epochs_ = std::move(epochs);
 

@@ -107,8 +107,7 @@ absl::Status Partition::Recover(const metadata::ProducerFences& fences,
       if (parsed->kind == SegmentFileKind::kLog) logs.push_back(parsed->id);
       continue;
     }
-    if (std::optional<int64_t> offset =
-            metadata::ParseSnapshotFileName(name)) {
+    if (std::optional<int64_t> offset = metadata::ParseSnapshotFileName(name)) {
       snapshot_offsets.push_back(*offset);
     }
   }
@@ -141,25 +140,25 @@ absl::Status Partition::Recover(const metadata::ProducerFences& fences,
   EpochHistory epochs = EpochsOf(manifest);
 
   // ---- 3. Segments: sort, resolve duplicates and deposed leaders' files.
-  std::sort(logs.begin(), logs.end(), [](const SegmentId& a,
-                                         const SegmentId& b) {
-    if (a.base_offset != b.base_offset) return a.base_offset < b.base_offset;
-    return a.epoch > b.epoch;
-  });
+  std::sort(logs.begin(), logs.end(),
+            [](const SegmentId& a, const SegmentId& b) {
+              if (a.base_offset != b.base_offset)
+                return a.base_offset < b.base_offset;
+              return a.epoch > b.epoch;
+            });
   SegmentList segments;
   uint32_t max_epoch = 0;
   for (const SegmentId& id : logs) {
     std::shared_ptr<Segment> segment;
     KAAS_ASSIGN_OR_RETURN(
         fs::FileInfo info,
-        fs.Stat(fs::JoinPath(dir_, segment::SegmentFileName(
-                                       id, SegmentFileKind::kLog))));
+        fs.Stat(fs::JoinPath(
+            dir_, segment::SegmentFileName(id, SegmentFileKind::kLog))));
     segment = Segment::Listed(segment_options_, dir_, id, info.size);
-    bool duplicate_base = !segments.empty() &&
-                          segments.back()->base_offset() == id.base_offset;
-    bool deposed = id.epoch < max_epoch ||
-                   static_cast<int64_t>(id.epoch) <
-                       epochs.EpochAt(id.base_offset);
+    bool duplicate_base =
+        !segments.empty() && segments.back()->base_offset() == id.base_offset;
+    bool deposed = id.epoch < max_epoch || static_cast<int64_t>(id.epoch) <
+                                               epochs.EpochAt(id.base_offset);
     if (duplicate_base && info.size == 0) {
       // An empty segment superseded by a take-over roll at the same base.
       KAAS_RETURN_IF_ERROR(segment->DeleteFiles());
@@ -168,12 +167,12 @@ absl::Status Partition::Recover(const metadata::ProducerFences& fences,
     }
     if (duplicate_base || deposed) {
       Note(report, dir_,
-           absl::StrFormat("segment %s (%d bytes) was written by a deposed "
-                           "leader (epoch %d, the log is at epoch %d there): "
-                           "quarantined, never served",
-                           segment::SegmentStem(id), info.size, id.epoch,
-                           std::max<int64_t>(max_epoch,
-                                             epochs.EpochAt(id.base_offset))));
+           absl::StrFormat(
+               "segment %s (%d bytes) was written by a deposed "
+               "leader (epoch %d, the log is at epoch %d there): "
+               "quarantined, never served",
+               segment::SegmentStem(id), info.size, id.epoch,
+               std::max<int64_t>(max_epoch, epochs.EpochAt(id.base_offset))));
       KAAS_RETURN_IF_ERROR(segment->Quarantine());
       report->quarantined.push_back(
           segment::SegmentFileName(id, SegmentFileKind::kLog));
@@ -261,9 +260,9 @@ absl::Status Partition::Recover(const metadata::ProducerFences& fences,
       break;
     }
     Note(report, dir_,
-         absl::StrCat("state snapshot ", metadata::SnapshotFileName(offset),
-                      " unusable (replaying more of the log): ",
-                      status.message()));
+         absl::StrCat(
+             "state snapshot ", metadata::SnapshotFileName(offset),
+             " unusable (replaying more of the log): ", status.message()));
   }
 
   // Replay the trusted part between the snapshot and the recovery start.
@@ -273,12 +272,13 @@ absl::Status Partition::Recover(const metadata::ProducerFences& fences,
     if (next <= replay_from) continue;
     KAAS_ASSIGN_OR_RETURN(
         segment::ScanResult walk,
-        segments[i]->WalkFrom(
-            replay_from, [&](const RecordBatchView& batch, uint64_t) {
-              if (batch.base_offset() >= next) return false;
-              if (batch.base_offset() >= replay_from) replay.Apply(batch);
-              return true;
-            }));
+        segments[i]->WalkFrom(replay_from,
+                              [&](const RecordBatchView& batch, uint64_t) {
+                                if (batch.base_offset() >= next) return false;
+                                if (batch.base_offset() >= replay_from)
+                                  replay.Apply(batch);
+                                return true;
+                              }));
     report->replayed_batches += walk.batches;
   }
   if (start_index < segments.size() && start.position > 0 &&
@@ -335,8 +335,8 @@ absl::Status Partition::Recover(const metadata::ProducerFences& fences,
     bool gap = !last && recovery.scan.next_offset != from.end_offset &&
                recovery.scan.stop == segment::ScanStop::kEndOfFile &&
                !foreign_tail;
-    if ((ended_early && recovery.scan.stop !=
-                            segment::ScanStop::kStoppedByVisitor) ||
+    if ((ended_early &&
+         recovery.scan.stop != segment::ScanStop::kStoppedByVisitor) ||
         gap) {
       if (gap) {
         Note(report, dir_,
@@ -367,9 +367,9 @@ absl::Status Partition::Recover(const metadata::ProducerFences& fences,
   // ---- 5. The active segment.
   int64_t leader_epoch = std::max<int64_t>(manifest.leader_epoch(), max_epoch);
   if (segments.empty()) {
-    int64_t base = std::max({manifest.log_end_offset(),
-                             manifest.log_start_offset(),
-                             checkpoint_next_offset, replay_from, int64_t{0}});
+    int64_t base =
+        std::max({manifest.log_end_offset(), manifest.log_start_offset(),
+                  checkpoint_next_offset, replay_from, int64_t{0}});
     KAAS_ASSIGN_OR_RETURN(
         std::shared_ptr<Segment> created,
         Segment::Create(segment_options_, dir_,
@@ -401,9 +401,9 @@ absl::Status Partition::Recover(const metadata::ProducerFences& fences,
     dir_changed = true;
     segments.erase(segments.begin());
   }
-  int64_t log_start = std::clamp<int64_t>(manifest.log_start_offset(),
-                                          segments.front()->base_offset(),
-                                          next_offset);
+  int64_t log_start =
+      std::clamp<int64_t>(manifest.log_start_offset(),
+                          segments.front()->base_offset(), next_offset);
   if (manifest_valid && manifest.log_start_offset() > next_offset) {
     Note(report, dir_,
          absl::StrFormat("manifest log start %d is past the recovered log "
@@ -442,10 +442,10 @@ absl::Status Partition::Recover(const metadata::ProducerFences& fences,
       absl::MutexLock txn_lock(&txn_mu_);
       txns_ = replay.TakeTransactions();
     }
-    active_birth_ms_ =
-        first_timestamp.ok() && *first_timestamp >= 0 && *first_timestamp <= now_ms
-            ? *first_timestamp
-            : now_ms;
+    active_birth_ms_ = first_timestamp.ok() && *first_timestamp >= 0 &&
+                               *first_timestamp <= now_ms
+                           ? *first_timestamp
+                           : now_ms;
     state_ = State::kOpen;
     PublishSegmentsLocked();
     PublishOffsetsLocked();
@@ -472,7 +472,8 @@ absl::Status Partition::Recover(const metadata::ProducerFences& fences,
     new_manifest = ManifestLocked();
   }
   bool need_checkpoint = !report->used_checkpoint ||
-                         report->scanned_bytes > 0 || report->truncated_bytes > 0;
+                         report->scanned_bytes > 0 ||
+                         report->truncated_bytes > 0;
   if (need_checkpoint) WriteCheckpointAndSnapshot(fresh, snapshot);
   if (!manifest_valid) {
     KAAS_ASSIGN_OR_RETURN(

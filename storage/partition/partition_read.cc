@@ -88,9 +88,9 @@ absl::StatusOr<ReadResult> Partition::Read(int64_t offset, size_t max_bytes,
             absl::StrFormat("%s: offset %d was deleted while being read", dir_,
                             result.next_offset));
       }
-      return StorageError(StorageErrorCode::kStorageError,
-                          absl::StrCat("read ", dir_, ": ",
-                                       read.status().message()));
+      return StorageError(
+          StorageErrorCode::kStorageError,
+          absl::StrCat("read ", dir_, ": ", read.status().message()));
     }
     absl::string_view bytes = read->batches_view();
     if (result.batches > 0 && bytes.size() > budget) {
@@ -161,7 +161,8 @@ absl::StatusOr<OffsetAndTimestamp> Partition::OffsetForTimestamp(
       end = std::min(end, (*segments)[i + 1]->base_offset());
     }
     if (end <= from) continue;
-    KAAS_ASSIGN_OR_RETURN(segment::SegmentTimeInfo info, segment->GetTimeInfo());
+    KAAS_ASSIGN_OR_RETURN(segment::SegmentTimeInfo info,
+                          segment->GetTimeInfo());
     if (info.max_timestamp < timestamp) continue;
     while (from < end) {
       KAAS_ASSIGN_OR_RETURN(std::optional<segment::TimestampHit> hit,
@@ -171,8 +172,8 @@ absl::StatusOr<OffsetAndTimestamp> Partition::OffsetForTimestamp(
                             segment->Read(hit->offset, end, 1));
       absl::string_view bytes = read.batches_view();
       KAAS_ASSIGN_OR_RETURN(size_t size, PeekBatchSize(bytes));
-      KAAS_ASSIGN_OR_RETURN(RecordBatchView batch,
-                            RecordBatchView::ParseHeader(bytes.substr(0, size)));
+      KAAS_ASSIGN_OR_RETURN(RecordBatchView batch, RecordBatchView::ParseHeader(
+                                                       bytes.substr(0, size)));
       RecordSearch search = SearchRecords(batch, timestamp, from);
       if (!search.decoded) {
         // Compressed or LogAppendTime: the batch answers as a whole.

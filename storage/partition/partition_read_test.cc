@@ -17,8 +17,9 @@ TEST_F(PartitionTest, ReadStartsAtTheBatchContainingTheOffset) {
   auto partition = OpenLeader();
   AppendDurably(*partition, Batch(4));  // offsets 0..3
   AppendDurably(*partition, Batch(4));  // 4..7
-  ASSERT_OK_AND_ASSIGN(ReadResult read,
-                       partition->Read(6, 1 << 20, Isolation::kReadUncommitted));
+  ASSERT_OK_AND_ASSIGN(
+      ReadResult read,
+      partition->Read(6, 1 << 20, Isolation::kReadUncommitted));
   ASSERT_EQ(read.batches, 1);
   EXPECT_EQ(ReadBigEndian64(std::string(read.records).data()), 4);
   EXPECT_EQ(read.next_offset, 8);
@@ -36,8 +37,8 @@ TEST_F(PartitionTest, FirstBatchIsWholeEvenWhenLargerThanMaxBytes) {
                        partition->Read(0, 100, Isolation::kReadUncommitted));
   EXPECT_EQ(read.batches, 1);
   EXPECT_EQ(read.records.size(), big.size());
-  ASSERT_OK_AND_ASSIGN(read, partition->Read(0, big.size() + 10,
-                                             Isolation::kReadUncommitted));
+  ASSERT_OK_AND_ASSIGN(
+      read, partition->Read(0, big.size() + 10, Isolation::kReadUncommitted));
   EXPECT_EQ(read.batches, 1);  // the second batch does not fit whole
 }
 
@@ -71,8 +72,8 @@ TEST_F(PartitionTest, ClosedSegmentReadsStopAtTheNextSegmentBase) {
   WriteBigEndian64(zombie.data(), 2);
   std::string closed_log = PathOf("00000001-00000000000000000000.log");
   {
-    ASSERT_OK_AND_ASSIGN(auto file, fs().OpenForWrite(closed_log,
-                                                      fs::OpenMode::kMustExist));
+    ASSERT_OK_AND_ASSIGN(
+        auto file, fs().OpenForWrite(closed_log, fs::OpenMode::kMustExist));
     ASSERT_OK_AND_ASSIGN(uint64_t size, file->Size());
     ASSERT_OK(file->WriteAt(size, zombie));
   }
@@ -92,8 +93,9 @@ TEST_F(PartitionTest, ReadsStopAtTheDurableEndWithFlushIntervalOne) {
   fs().WaitUntilBlockedSyncs(1);
   EXPECT_EQ(partition->LogEndOffset(), 2);
   EXPECT_EQ(partition->HighWatermark(), 1);
-  ASSERT_OK_AND_ASSIGN(ReadResult read,
-                       partition->Read(0, 1 << 20, Isolation::kReadUncommitted));
+  ASSERT_OK_AND_ASSIGN(
+      ReadResult read,
+      partition->Read(0, 1 << 20, Isolation::kReadUncommitted));
   EXPECT_EQ(read.batches, 1);
   fs().ReleaseSyncs();
   ASSERT_OK(partition->WhenDurable(2).Wait());

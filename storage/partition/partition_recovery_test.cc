@@ -165,10 +165,14 @@ TEST_F(RecoveryTest, DamagedIndexesAreRebuilt) {
   };
   std::vector<Case> cases = {
       {"missing", nullptr},
-      {"truncated", [](const std::string& s) { return s.substr(0, s.size() - 3); }},
+      {"truncated",
+       [](const std::string& s) { return s.substr(0, s.size() - 3); }},
       {"unsorted",
-       [](const std::string& s) { return s.substr(8, 8) + s.substr(0, 8) + s.substr(16); }},
-      {"bogus positions", [](const std::string& s) { return std::string(s.size(), '\x7f'); }},
+       [](const std::string& s) {
+         return s.substr(8, 8) + s.substr(0, 8) + s.substr(16);
+       }},
+      {"bogus positions",
+       [](const std::string& s) { return std::string(s.size(), '\x7f'); }},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
@@ -187,8 +191,9 @@ TEST_F(RecoveryTest, DamagedIndexesAreRebuilt) {
     RemoveCheckpoint();
     auto partition = OpenLeader(1, config);
     for (int64_t offset : {0, 7, 15, 29}) {
-      ASSERT_OK_AND_ASSIGN(ReadResult read, partition->Read(
-                                                offset, 1, Isolation::kReadUncommitted));
+      ASSERT_OK_AND_ASSIGN(
+          ReadResult read,
+          partition->Read(offset, 1, Isolation::kReadUncommitted));
       ASSERT_EQ(read.batches, 1);
       EXPECT_EQ(ReadBigEndian64(std::string(read.records).data()), offset);
     }
@@ -216,7 +221,8 @@ TEST_F(RecoveryTest, DeposedLeadersSegmentIsQuarantined) {
   OpenReport report;
   auto partition = OpenLeader(2, SmallConfig(), &report);
   EXPECT_EQ(partition->LogEndOffset(), 4);
-  EXPECT_THAT(ListDir(), Contains("00000001-00000000000000000004.log.quarantined"));
+  EXPECT_THAT(ListDir(),
+              Contains("00000001-00000000000000000004.log.quarantined"));
   EXPECT_THAT(ListDir(), Not(Contains("00000001-00000000000000000004.log")));
   EXPECT_THAT(report.quarantined,
               Contains("00000001-00000000000000000004.log"));
@@ -292,9 +298,9 @@ TEST_F(RecoveryTest, CorruptManifestIsSetAsideAndRebuilt) {
 
 TEST_F(RecoveryTest, ManifestFromANewerVersionRefusesToOpen) {
   WriteLog(1);
-  ASSERT_OK(metadata::WriteMetadataFile(fs(), PathOf(metadata::kManifestFileName),
-                                        metadata::MetadataKind::kManifest, 99,
-                                        metadata::PartitionManifest()));
+  ASSERT_OK(metadata::WriteMetadataFile(
+      fs(), PathOf(metadata::kManifestFileName),
+      metadata::MetadataKind::kManifest, 99, metadata::PartitionManifest()));
   EXPECT_THAT(TryOpen().status(),
               HasStorageErrorWithMessage(StorageErrorCode::kStorageError,
                                          HasSubstr("newer than this build")));
@@ -345,8 +351,9 @@ TEST_F(RecoveryTest, IndexEntriesAfterAReopenStayInOrder) {
   }
   auto partition = OpenLeader(1, config);
   for (int64_t offset = 0; offset < 30; offset += 7) {
-    ASSERT_OK_AND_ASSIGN(ReadResult read, partition->Read(
-                                              offset, 1, Isolation::kReadUncommitted));
+    ASSERT_OK_AND_ASSIGN(
+        ReadResult read,
+        partition->Read(offset, 1, Isolation::kReadUncommitted));
     EXPECT_EQ(ReadBigEndian64(std::string(read.records).data()), offset);
   }
 }
@@ -424,7 +431,7 @@ TEST_F(RecoveryTest, ACycleNeverPersistsIndexEntriesPastWhatItMadeDurable) {
   }
   fs().ReleaseSyncs();
   ASSERT_OK(acked.durable.Wait());  // the cycle has persisted its index
-  fs().Crash();  // drops the unsynced appends
+  fs().Crash();                     // drops the unsynced appends
   partition.reset();
 
   OpenReport report;

@@ -167,10 +167,10 @@ TEST_P(ProducerStateTest, IdleProducersExpire) {
 }
 
 TEST_P(ProducerStateTest, TransactionsSpanSegmentsAndHoldTheLso) {
-  ASSERT_OK(Append(Batch(1)).status());                  // offset 0
-  ASSERT_OK(Append(Data(20, 0, 0, 1, true)).status());   // txn starts at 1
+  ASSERT_OK(Append(Batch(1)).status());                 // offset 0
+  ASSERT_OK(Append(Data(20, 0, 0, 1, true)).status());  // txn starts at 1
   for (int i = 0; i < 10; ++i) {
-    ASSERT_OK(Append(Batch(1, 400)).status());           // rolls segments
+    ASSERT_OK(Append(Batch(1, 400)).status());  // rolls segments
   }
   ASSERT_GT(partition_->Segments().size(), 1u);
   Transition();
@@ -180,7 +180,7 @@ TEST_P(ProducerStateTest, TransactionsSpanSegmentsAndHoldTheLso) {
   ASSERT_OK_AND_ASSIGN(ReadResult read,
                        partition_->Read(0, 1 << 20, Isolation::kReadCommitted));
   EXPECT_EQ(read.next_offset, 1);
-  ASSERT_OK(Append(Data(20, 0, 1, 1, true)).status());   // 12
+  ASSERT_OK(Append(Data(20, 0, 1, 1, true)).status());              // 12
   ASSERT_OK(Append(Marker(ControlType::kCommit, 20, 0)).status());  // 13
   Transition();
   EXPECT_EQ(partition_->LastStableOffset(), partition_->HighWatermark());
@@ -190,11 +190,11 @@ TEST_P(ProducerStateTest, TransactionsSpanSegmentsAndHoldTheLso) {
 // D-9: an aborted transaction that began before the fetch offset is still
 // reported, so a consumer resuming inside it drops its records.
 TEST_P(ProducerStateTest, AbortedRangesOverlappingTheFetchAreReported) {
-  ASSERT_OK(Append(Data(30, 0, 0, 2, true)).status());   // 0-1
-  ASSERT_OK(Append(Batch(1)).status());                  // 2
-  ASSERT_OK(Append(Data(30, 0, 2, 2, true)).status());   // 3-4
-  ASSERT_OK(Append(Marker(ControlType::kAbort, 30, 0)).status());  // 5
-  ASSERT_OK(Append(Data(31, 0, 0, 1, true)).status());   // 6
+  ASSERT_OK(Append(Data(30, 0, 0, 2, true)).status());              // 0-1
+  ASSERT_OK(Append(Batch(1)).status());                             // 2
+  ASSERT_OK(Append(Data(30, 0, 2, 2, true)).status());              // 3-4
+  ASSERT_OK(Append(Marker(ControlType::kAbort, 30, 0)).status());   // 5
+  ASSERT_OK(Append(Data(31, 0, 0, 1, true)).status());              // 6
   ASSERT_OK(Append(Marker(ControlType::kCommit, 31, 0)).status());  // 7
   Transition();
   ASSERT_OK_AND_ASSIGN(ReadResult read,

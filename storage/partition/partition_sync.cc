@@ -42,9 +42,9 @@ void Partition::Complete(Completions& done) {
 StatusFuture Partition::DurableFutureLocked(int64_t end_offset) {
   if (durable_end_ >= end_offset) return StatusFuture::Ready(absl::OkStatus());
   if (state_ == State::kClosed) {
-    return StatusFuture::Ready(StorageError(
-        StorageErrorCode::kNotLeader,
-        absl::StrCat(dir_, ": leadership was given up")));
+    return StatusFuture::Ready(
+        StorageError(StorageErrorCode::kNotLeader,
+                     absl::StrCat(dir_, ": leadership was given up")));
   }
   if (stalled_.load(std::memory_order_relaxed)) {
     return StatusFuture::Ready(stall_status_);
@@ -91,7 +91,8 @@ void Partition::RequestSyncLocked() {
   uint64_t generation = ++sync_generation_;
   std::weak_ptr<Partition> weak = weak_from_this();
   runtime_.io_pool->Schedule([weak, generation] {
-    if (std::shared_ptr<Partition> self = weak.lock()) self->RunSync(generation);
+    if (std::shared_ptr<Partition> self = weak.lock())
+      self->RunSync(generation);
   });
   if (config_.fsync_max_latency > absl::ZeroDuration()) {
     watchdog_ = runtime_.timers->ScheduleAfter(
@@ -141,10 +142,9 @@ void Partition::RunSync(uint64_t generation) {
     plan.seals = pending_seals_;
     plan.sync_dir = dir_sync_needed_;
     dir_sync_needed_ = false;
-    plan.checkpoint =
-        checkpoint_after_roll_ ||
-        plan.active_position - last_checkpoint_position_ >=
-            config_.checkpoint_interval_bytes;
+    plan.checkpoint = checkpoint_after_roll_ ||
+                      plan.active_position - last_checkpoint_position_ >=
+                          config_.checkpoint_interval_bytes;
     if (plan.checkpoint) {
       plan.recovery_checkpoint = CheckpointLocked();
       plan.snapshot = StateSnapshotLocked();
@@ -185,13 +185,13 @@ void Partition::RunSync(uint64_t generation) {
     if (plan.checkpoint) {
       // Only what this cycle made durable: the index must never point past
       // the log a crash would leave.
-      absl::Status persisted = plan.active->PersistIndexes(
-          plan.active_position, plan.target_offset);
+      absl::Status persisted =
+          plan.active->PersistIndexes(plan.active_position, plan.target_offset);
       if (persisted.ok()) {
         WriteCheckpointAndSnapshot(plan.recovery_checkpoint, plan.snapshot);
       } else {
-        LOG(WARNING) << dir_ << ": no recovery checkpoint this time: "
-                     << persisted;
+        LOG(WARNING) << dir_
+                     << ": no recovery checkpoint this time: " << persisted;
       }
     }
   }
@@ -233,8 +233,8 @@ void Partition::RunSync(uint64_t generation) {
           }
         }
         PublishDurableLocked(plan.target_offset, &done);
-        if ((sync_again_ && next_offset_ > durable_end_) ||
-            !waiters_.empty() || dir_sync_needed_ || !pending_seals_.empty() ||
+        if ((sync_again_ && next_offset_ > durable_end_) || !waiters_.empty() ||
+            dir_sync_needed_ || !pending_seals_.empty() ||
             checkpoint_after_roll_) {
           RequestSyncLocked();
         }
@@ -329,13 +329,14 @@ void Partition::RunRearm() {
   // re-verified and written again before a new fsync can vouch for them.
   absl::Status status;
   for (const PendingSeal& seal : plan.seals) {
-    status = seal.segment->RewriteTail(seal.durable_position,
-                                       seal.durable_offset);
+    status =
+        seal.segment->RewriteTail(seal.durable_position, seal.durable_offset);
     if (status.ok()) status = seal.segment->DataSync();
     if (!status.ok()) break;
   }
   if (status.ok()) status = runtime_.fs->SyncDir(dir_);
-  if (status.ok()) status = plan.active->RewriteTail(active_position, active_offset);
+  if (status.ok())
+    status = plan.active->RewriteTail(active_position, active_offset);
   if (status.ok()) status = plan.active->DataSync();
   for (const PendingSeal& seal : plan.seals) {
     if (status.ok()) status = seal.segment->PersistIndexes();

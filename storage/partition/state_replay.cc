@@ -32,9 +32,9 @@ void StateReplay::Apply(const RecordBatchView& batch) {
 
 void StateReplay::ApplyFences(const metadata::ProducerFences& fences) {
   for (const metadata::ProducerFences::Fence& fence : fences.fences()) {
-    absl::Status status = producers_.Fence(
-        fence.producer_id(), static_cast<int16_t>(fence.epoch()),
-        fence.fenced_at_ms());
+    absl::Status status = producers_.Fence(fence.producer_id(),
+                                           static_cast<int16_t>(fence.epoch()),
+                                           fence.fenced_at_ms());
     if (!status.ok()) {
       LOG(WARNING) << "ignoring invalid producer fence " << fence.producer_id()
                    << "@" << fence.epoch() << ": " << status;

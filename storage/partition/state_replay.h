@@ -36,7 +36,9 @@ class StateReplay {
   void EvictBelow(int64_t log_start) { txns_.EvictBelow(log_start); }
 
   int64_t applied_batches() const { return applied_; }
-  idempotence::ProducerStateMap TakeProducers() { return std::move(producers_); }
+  idempotence::ProducerStateMap TakeProducers() {
+    return std::move(producers_);
+  }
   txn::TxnIndex TakeTransactions() { return std::move(txns_); }
 
  private:

@@ -128,10 +128,9 @@ std::string OffsetIndex::Encode(size_t from_entry, size_t to_entry) const {
 
 size_t OffsetIndex::CountBelowPosition(uint64_t position) const {
   absl::ReaderMutexLock lock(&mu_);
-  return std::lower_bound(positions_.begin(), positions_.end(), position,
-                          [](uint32_t entry, uint64_t bound) {
-                            return entry < bound;
-                          }) -
+  return std::lower_bound(
+             positions_.begin(), positions_.end(), position,
+             [](uint32_t entry, uint64_t bound) { return entry < bound; }) -
          positions_.begin();
 }
 

@@ -60,9 +60,9 @@
 namespace kaas::segment {
 
 struct SegmentOptions {
-  fs::FileSystem* fs = nullptr;           // required
-  ReadHandleCache* cache = nullptr;       // required
-  uint64_t index_interval_bytes = 4096;   // sparse index density
+  fs::FileSystem* fs = nullptr;          // required
+  ReadHandleCache* cache = nullptr;      // required
+  uint64_t index_interval_bytes = 4096;  // sparse index density
 };
 
 // The offsets and timestamp of a batch being appended.

@@ -128,11 +128,9 @@ std::string TimeIndex::Encode(size_t from_entry, size_t to_entry) const {
 size_t TimeIndex::CountBelowOffset(int64_t offset) const {
   absl::ReaderMutexLock lock(&mu_);
   const int64_t relative = offset - base_offset_;
-  return std::lower_bound(relative_offsets_.begin(), relative_offsets_.end(),
-                          relative,
-                          [](int32_t entry, int64_t bound) {
-                            return entry < bound;
-                          }) -
+  return std::lower_bound(
+             relative_offsets_.begin(), relative_offsets_.end(), relative,
+             [](int32_t entry, int64_t bound) { return entry < bound; }) -
          relative_offsets_.begin();
 }
 
