@@ -10,8 +10,8 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "benchmark/benchmark.h"
 #include "bench/workload_batch.h"
+#include "benchmark/benchmark.h"
 #include "fs/fs_util.h"
 #include "fs/posix_file_system.h"
 #include "fs/test_util.h"
@@ -69,10 +69,9 @@ void BM_ScanLog(benchmark::State& state, const BatchShape& shape) {
   segment::ScanOptions options;
   options.buffer_bytes = static_cast<size_t>(state.range(0)) << 10;
   for (auto _ : state) {
-    auto scan = segment::ScanLog(**file, 0, 0, options,
-                                 [](const RecordBatchView&, uint64_t) {
-                                   return true;
-                                 });
+    auto scan =
+        segment::ScanLog(**file, 0, 0, options,
+                         [](const RecordBatchView&, uint64_t) { return true; });
     CHECK(scan.ok()) << scan.status();
     CHECK(scan->stop == segment::ScanStop::kEndOfFile) << scan->detail;
     benchmark::DoNotOptimize(scan->next_offset);

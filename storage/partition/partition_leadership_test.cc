@@ -48,6 +48,28 @@ TEST_F(PartitionTest, TakeOverOverAnEmptySegmentLeavesOneFile) {
   EXPECT_EQ(partition->Segments().size(), 1u);
 }
 
+// Creating a partition costs one round of metadata writes, not two: the
+// open of an empty directory writes no manifest, checkpoint or snapshot
+// (the take-over that follows writes them at its epoch), and a crash between
+// the two leaves a directory that opens and takes over normally.
+TEST_F(PartitionTest, OpeningABrandNewPartitionWritesMetadataOnlyAtTakeOver) {
+  auto partition = Open();
+  EXPECT_THAT(ListDir(),
+              Not(Contains(std::string(metadata::kManifestFileName))));
+  EXPECT_THAT(ListDir(),
+              Not(Contains(std::string(metadata::kCheckpointFileName))));
+  EXPECT_EQ(CountSuffix(ListDir(), metadata::kSnapshotSuffix), 0);
+
+  fs().Crash();
+  partition.reset();
+  partition = Open();
+  ASSERT_OK(partition->TakeOver(3).status());
+  EXPECT_THAT(ListDir(), Contains(std::string(metadata::kManifestFileName)));
+  EXPECT_THAT(ListDir(), Contains(std::string(metadata::kCheckpointFileName)));
+  EXPECT_EQ(CountSuffix(ListDir(), metadata::kSnapshotSuffix), 1);
+  EXPECT_EQ(AppendDurably(*partition, Batch(), 3), 0);
+}
+
 TEST_F(PartitionTest, TakeOverAtOrBelowTheCurrentEpochIsANoOp) {
   auto partition = OpenLeader(4);
   AppendDurably(*partition, Batch(2), 4);

@@ -24,7 +24,9 @@
 //     or before the recovery start, then the headers after it.
 //  7. Make it durable (fdatasync of every touched segment, index files,
 //     directory) and write a fresh checkpoint and snapshot at the end, so a
-//     crash during the next run does not repeat this scan.
+//     crash during the next run does not repeat this scan. A brand-new
+//     (empty) directory gets none: its first TakeOver writes the manifest,
+//     checkpoint and snapshot at the leader epoch.
 
 #include <algorithm>
 #include <map>
@@ -91,6 +93,10 @@ absl::Status Partition::Recover(const metadata::ProducerFences& fences,
   fs::FileSystem& fs = *runtime_.fs;
   KAAS_RETURN_IF_ERROR(fs::CreateDirsDurably(fs, dir_));
   KAAS_ASSIGN_OR_RETURN(std::vector<std::string> names, fs.ListDir(dir_));
+  // A partition being created: nothing to recover, and its first take-over
+  // writes the manifest, checkpoint and snapshot (at the leader epoch), so
+  // opening writes none of them.
+  const bool brand_new = names.empty();
   bool dir_changed = false;
 
   // ---- 1. Classify the directory entries.
@@ -471,6 +477,7 @@ absl::Status Partition::Recover(const metadata::ProducerFences& fences,
     snapshot = StateSnapshotLocked();
     new_manifest = ManifestLocked();
   }
+  if (brand_new) return absl::OkStatus();
   bool need_checkpoint = !report->used_checkpoint ||
                          report->scanned_bytes > 0 ||
                          report->truncated_bytes > 0;
