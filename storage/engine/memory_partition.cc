@@ -106,10 +106,7 @@ absl::StatusOr<AppendResult> MemoryPartition::Append(absl::string_view bytes,
     if (batch.has_producer_id()) {
       idempotence::Verdict verdict = producers_.Check(BatchInfoOf(batch));
       if (verdict.kind == idempotence::VerdictKind::kDuplicate) {
-        result.base_offset = verdict.duplicate_of.base_offset;
-        result.last_offset = verdict.duplicate_of.last_offset;
-        result.duplicate = true;
-        result.log_start_offset = log_start_;
+        result = DuplicateAppendResult(verdict, log_start_);
         stats_->duplicate_batches.fetch_add(1, std::memory_order_relaxed);
         return result;
       }

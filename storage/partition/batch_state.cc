@@ -80,6 +80,16 @@ absl::Status VerdictToStatus(const idempotence::Verdict& verdict) {
   return absl::OkStatus();
 }
 
+AppendResult DuplicateAppendResult(const idempotence::Verdict& verdict,
+                                   int64_t log_start_offset) {
+  AppendResult result;
+  result.base_offset = verdict.duplicate_of.base_offset;
+  result.last_offset = verdict.duplicate_of.last_offset;
+  result.duplicate = true;
+  result.log_start_offset = log_start_offset;
+  return result;
+}
+
 absl::StatusOr<std::optional<OffsetAndTimestamp>> AnswerSpecialTimestamp(
     int64_t timestamp, int64_t log_start, int64_t high_watermark) {
   if (timestamp == kListOffsetsLatest) {

@@ -51,6 +51,12 @@ absl::Status CheckAppendable(const RecordBatchView& batch,
 // kInvalidProducerEpoch, kInvalidRecord); OK for accepting ones.
 absl::Status VerdictToStatus(const idempotence::Verdict& verdict);
 
+// The answer to a retried batch the verdict recognised as a duplicate: the
+// original's offsets, flagged duplicate, with the current log start. The
+// caller sets `durable`. REQUIRES: verdict.kind == kDuplicate.
+AppendResult DuplicateAppendResult(const idempotence::Verdict& verdict,
+                                   int64_t log_start_offset);
+
 // Kafka ListOffsets special timestamps.
 inline constexpr int64_t kListOffsetsLatest = -1;
 inline constexpr int64_t kListOffsetsEarliest = -2;

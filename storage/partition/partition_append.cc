@@ -69,10 +69,7 @@ absl::StatusOr<AppendResult> Partition::Append(absl::string_view bytes,
     if (batch.has_producer_id()) {
       idempotence::Verdict verdict = producers_.Check(BatchInfoOf(batch));
       if (verdict.kind == idempotence::VerdictKind::kDuplicate) {
-        result.base_offset = verdict.duplicate_of.base_offset;
-        result.last_offset = verdict.duplicate_of.last_offset;
-        result.duplicate = true;
-        result.log_start_offset = log_start_offset_;
+        result = DuplicateAppendResult(verdict, log_start_offset_);
         // An acks=all retry is acknowledged when the original is durable.
         if (acks == Acks::kAll) {
           result.durable = DurableFutureLocked(result.last_offset + 1);
