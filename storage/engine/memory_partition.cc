@@ -184,16 +184,8 @@ absl::StatusOr<ReadResult> MemoryPartition::Read(int64_t offset,
     result.high_watermark = next_offset_;
     result.last_stable_offset = LastStableLocked();
     result.next_offset = offset;
-    if (offset < result.log_start_offset || offset > result.high_watermark) {
-      return StorageError(
-          StorageErrorCode::kOffsetOutOfRange,
-          absl::StrFormat("%s: offset %d is outside the log [%d, %d]", name_,
-                          offset, result.log_start_offset,
-                          result.high_watermark));
-    }
-    const int64_t bound = isolation == Isolation::kReadCommitted
-                              ? result.last_stable_offset
-                              : result.high_watermark;
+    KAAS_ASSIGN_OR_RETURN(const int64_t bound,
+                          FetchBound(name_, offset, result, isolation));
     size_t total = 0;
     for (auto it = FirstBatchEndingAtOrAfter(offset);
          it != batches_.end() && it->base_offset < bound; ++it) {

@@ -80,6 +80,20 @@ absl::Status VerdictToStatus(const idempotence::Verdict& verdict) {
   return absl::OkStatus();
 }
 
+absl::StatusOr<int64_t> FetchBound(absl::string_view partition, int64_t offset,
+                                   const ReadResult& result,
+                                   Isolation isolation) {
+  if (offset < result.log_start_offset || offset > result.high_watermark) {
+    return StorageError(
+        StorageErrorCode::kOffsetOutOfRange,
+        absl::StrFormat("%s: offset %d is outside the log [%d, %d]", partition,
+                        offset, result.log_start_offset,
+                        result.high_watermark));
+  }
+  return isolation == Isolation::kReadCommitted ? result.last_stable_offset
+                                                : result.high_watermark;
+}
+
 AppendResult DuplicateAppendResult(const idempotence::Verdict& verdict,
                                    int64_t log_start_offset) {
   AppendResult result;

@@ -8,7 +8,8 @@
 //     built;
 //   * the append-time checks beyond RecordBatchView::Parse (control-record
 //     type, size limits) and the typed error of an idempotence verdict;
-//   * the record-level search of Kafka's ListOffsets by timestamp.
+//   * the fetch range rule (FetchBound) and the record-level search of
+//     Kafka's ListOffsets by timestamp.
 //
 // Thread-safety: functions of their arguments; callers hold the partition
 // lock (append) or own the state (replay).
@@ -56,6 +57,15 @@ absl::Status VerdictToStatus(const idempotence::Verdict& verdict);
 // caller sets `durable`. REQUIRES: verdict.kind == kDuplicate.
 AppendResult DuplicateAppendResult(const idempotence::Verdict& verdict,
                                    int64_t log_start_offset);
+
+// The fetch rule shared by every engine: `offset` must lie in
+// [result.log_start_offset, result.high_watermark] (else kOffsetOutOfRange,
+// naming `partition`); returns the exclusive bound of what the read may
+// return: the last stable offset for read_committed, else the high
+// watermark.
+absl::StatusOr<int64_t> FetchBound(absl::string_view partition, int64_t offset,
+                                   const ReadResult& result,
+                                   Isolation isolation);
 
 // Kafka ListOffsets special timestamps.
 inline constexpr int64_t kListOffsetsLatest = -1;

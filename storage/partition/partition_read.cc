@@ -58,16 +58,8 @@ absl::StatusOr<ReadResult> Partition::Read(int64_t offset, size_t max_bytes,
   result.high_watermark = HighWatermark();
   result.last_stable_offset = LastStableOffset();
   result.next_offset = offset;
-  if (offset < result.log_start_offset || offset > result.high_watermark) {
-    return StorageError(
-        StorageErrorCode::kOffsetOutOfRange,
-        absl::StrFormat("%s: offset %d is outside the log [%d, %d]", dir_,
-                        offset, result.log_start_offset,
-                        result.high_watermark));
-  }
-  const int64_t bound = isolation == Isolation::kReadCommitted
-                            ? result.last_stable_offset
-                            : result.high_watermark;
+  KAAS_ASSIGN_OR_RETURN(const int64_t bound,
+                        FetchBound(dir_, offset, result, isolation));
   size_t budget = max_bytes;
   for (size_t i = SegmentIndexFor(*segments, offset);
        i < segments->size() && result.next_offset < bound; ++i) {
