@@ -1,9 +1,9 @@
 // File: base/thread_pool.h
 //
 // A fixed-size pool of threads running queued tasks in FIFO order. The
-// engine runs every blocking file operation it does not do on the caller's
-// thread (fsyncs, recovery, probes, retention) on one shared pool, so the
-// number of threads does not grow with the number of partitions.
+// engine runs the background file work that no caller waits on directly
+// (group-commit fsyncs, re-arm probes, producer expiry) on one shared pool,
+// so the number of threads does not grow with the number of partitions.
 //
 // Thread-safety: Schedule() may be called from any thread, including from a
 // task running on the pool.

@@ -24,7 +24,8 @@
 // break an invariant, so a snapshot this class writes is always one FromProto
 // accepts.
 //
-// Thread-safety: thread-compatible (the partition lock serialises access).
+// Thread-safety: thread-compatible (the owner's lock serialises access: the
+// partition's txn_mu_, taken shared by readers).
 
 #ifndef KAAS_TXN_TXN_INDEX_H_
 #define KAAS_TXN_TXN_INDEX_H_

@@ -8,8 +8,10 @@
 //   options.data_dir = "/var/lib/kaas";
 //   KAAS_ASSIGN_OR_RETURN(std::unique_ptr<DiskEngine> engine,
 //                         DiskEngine::Create(std::move(options)));
-//   engine->TakeOver({"orders", 0}, /*leader_epoch=*/7);
-//   engine->Append({"orders", 0}, 7, Acks::kAll, batch);
+//   KAAS_RETURN_IF_ERROR(engine->TakeOver({"orders", 0}, 7).status());
+//   KAAS_ASSIGN_OR_RETURN(AppendResult appended,
+//                         engine->Append({"orders", 0}, 7, Acks::kAll, batch));
+//   appended.durable.Then([](const absl::Status& s) { /* respond */ });
 //
 // Start-up only lists and stats the log dirs: no partition is opened and no
 // file descriptor is held until a partition is taken over. Only the leader of

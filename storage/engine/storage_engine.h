@@ -25,10 +25,15 @@
 //
 // Thread-safety: every method is safe to call concurrently from any thread.
 // Methods documented "blocking" do file I/O (including fsyncs) on the
-// calling thread; the others never wait for an fsync. Append writes to the
+// calling thread; the others never issue an fsync. Append writes to the
 // page cache on the calling thread and reports durability through its
 // StatusFuture, so an event-loop broker never blocks a network thread on
-// an fsync.
+// an fsync of its own (an Append to a partition whose TakeOver or
+// Relinquish is finishing its final fdatasync waits for it, then is fenced
+// or refused). `durable` callbacks run on the thread that settles them: an
+// I/O thread, the timer thread (watchdog stall), or the caller of a
+// lifecycle method that fails waiters (Relinquish, AbandonTopic,
+// DeletePartition, a move); keep them short and non-blocking.
 
 #ifndef KAAS_STORAGE_ENGINE_STORAGE_ENGINE_H_
 #define KAAS_STORAGE_ENGINE_STORAGE_ENGINE_H_

@@ -37,12 +37,14 @@
 // The last stable offset (read_committed bound) is min(first unstable
 // offset, high watermark).
 //
-// Threads:
+// Thread-safety: thread-safe; which thread runs what:
 //   * Append, DeleteRecords, TakeOver, Relinquish, Abandon, FenceProducer,
 //     SetConfig, MaybeRoll, ExpireProducers: any thread; serialised by the
 //     partition lock. Append does the (page-cache) write on the caller's
-//     thread and never waits for an fsync. TakeOver, Relinquish and
-//     DeleteRecords block on file I/O (metadata writes, syncs).
+//     thread and never waits for an fsync (it does wait, for the lock,
+//     behind a TakeOver or Relinquish finishing its fdatasync). TakeOver,
+//     Relinquish and DeleteRecords block on file I/O (metadata writes,
+//     syncs).
 //   * Read, HighWatermark & co., OffsetForTimestamp, Segments: any thread,
 //     without the partition lock (a fetch never waits behind an append or an
 //     fsync). Read does positional reads on the caller's thread.
@@ -117,7 +119,7 @@ class Partition : public std::enable_shared_from_this<Partition> {
   // Recovers the partition in `dir` (creating it if needed) and opens its
   // active segment for writing. `fences` are producer epochs fenced
   // engine-wide, applied after the state is rebuilt. Runs on the caller's
-  // thread (the engine calls it from its I/O pool).
+  // thread (for the engine: the thread calling TakeOver).
   static absl::StatusOr<std::shared_ptr<Partition>> Open(
       const PartitionRuntime& runtime, std::string dir, PartitionConfig config,
       const metadata::ProducerFences& fences, OpenReport* report);

@@ -20,9 +20,12 @@
 // bytes of complete, valid batches; bytes past it are never served.
 //
 // Thread-safety:
-//   * Writer methods (OpenForWrite, Recover, Append, Seal, ReleaseWriteHandle,
-//     SetNextOffset) are called by one thread at a time (the partition holds
-//     its lock).
+//   * Writer methods (OpenForWrite, Recover, Append, Seal, SetNextOffset) are
+//     called by one thread at a time (the partition holds its lock).
+//     ReleaseWriteHandle is also called by the sync cycle after a sealed
+//     segment's fdatasync, without the partition lock (the handle it drops
+//     is guarded by the segment's mu_; the segment is sealed by then, so no
+//     writer method runs).
 //   * DataSync and PersistIndexes may run on an I/O thread concurrently with
 //     the writer (group commit); PersistIndexes calls are serialised
 //     internally.
