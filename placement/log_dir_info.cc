@@ -3,6 +3,7 @@
 #include <string>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "placement/error_messages.h"
@@ -24,6 +25,14 @@ std::string PathKey(absl::string_view path) {
   }
   if (key.size() > 1 && key.back() == '/') key.pop_back();
   return key;
+}
+
+// Whether `inner` lies strictly inside `outer`, both PathKeys.
+bool IsInside(absl::string_view inner, absl::string_view outer) {
+  if (inner.size() <= outer.size() || !absl::StartsWith(inner, outer)) {
+    return false;
+  }
+  return outer == "/" || inner[outer.size()] == '/';
 }
 
 absl::Status ValidateName(size_t index, absl::string_view name) {
@@ -80,6 +89,12 @@ bool LogDirPathsEqual(absl::string_view a, absl::string_view b) {
   return PathKey(a) == PathKey(b);
 }
 
+bool LogDirPathsOverlap(absl::string_view a, absl::string_view b) {
+  const std::string key_a = PathKey(a);
+  const std::string key_b = PathKey(b);
+  return key_a == key_b || IsInside(key_a, key_b) || IsInside(key_b, key_a);
+}
+
 absl::Status ValidateLogDirs(const std::vector<LogDirInfo>& dirs) {
   // First index of each name and of each path key, for duplicate reports.
   absl::flat_hash_map<absl::string_view, size_t> index_of_name;
@@ -99,6 +114,17 @@ absl::Status ValidateLogDirs(const std::vector<LogDirInfo>& dirs) {
           i,
           absl::StrCat("path ", Quote(dir.path), " is already used by entry ",
                        it->second, " (", Quote(dirs[it->second].path), ")"));
+    }
+    // A log dir inside another would show up there as a topic dir, and both
+    // would claim the partitions below it.
+    for (size_t j = 0; j < i; ++j) {
+      if (LogDirPathsOverlap(dir.path, dirs[j].path)) {
+        return LogDirsEntryError(
+            i, absl::StrCat("path ", Quote(dir.path), " and the path of entry ",
+                            j, " (", Quote(dirs[j].path),
+                            ") lie inside one another; log dirs must not "
+                            "nest"));
+      }
     }
   }
   return absl::OkStatus();

@@ -77,11 +77,18 @@ bool IsValidLogDirName(absl::string_view name);
 // ".." are not resolved (this library never touches the filesystem).
 bool LogDirPathsEqual(absl::string_view a, absl::string_view b);
 
+// True if `a` and `b` name the same directory or one lies inside the other,
+// compared lexically as LogDirPathsEqual does: "/data" and "/data/fast"
+// overlap, "/data" and "/data2" do not.
+bool LogDirPathsOverlap(absl::string_view a, absl::string_view b);
+
 // Checks a list of extra log dirs (the data dir is not part of it):
 //   * every name follows the name rule and is not "default";
 //   * names are unique;
 //   * every path is absolute (starts with '/') and has no NUL character;
-//   * paths are unique (compared with LogDirPathsEqual).
+//   * paths are unique (compared with LogDirPathsEqual) and none lies inside
+//     another (LogDirPathsOverlap): a nested log dir would be listed as a
+//     topic dir of its parent.
 // Returns the first violation as an InvalidArgument status carrying
 // StorageErrorCode::kInvalidConfig, whose message names the entry index, the
 // field and the value, e.g.

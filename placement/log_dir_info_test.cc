@@ -14,6 +14,7 @@ namespace kaas::placement {
 namespace {
 
 using ::kaas::testing::HasStorageError;
+using ::kaas::testing::HasStorageErrorWithMessage;
 using ::kaas::testing::StatusIs;
 using ::testing::HasSubstr;
 
@@ -138,6 +139,32 @@ TEST(ValidateLogDirs, RejectsDuplicatePathsSpelledDifferently) {
               StatusIs(absl::StatusCode::kInvalidArgument,
                        "log dirs entry 1: path \"/vols//x/\" is already used "
                        "by entry 0 (\"/vols/x\")"));
+}
+
+// A log dir inside another would be listed as one of its topic dirs.
+TEST(ValidateLogDirs, RejectsNestedPathsEitherWay) {
+  EXPECT_THAT(
+      ValidateLogDirs({Dir("a", "/vols/a"), Dir("b", "/vols/a//b/")}),
+      StatusIs(absl::StatusCode::kInvalidArgument,
+               "log dirs entry 1: path \"/vols/a//b/\" and the path of entry "
+               "0 (\"/vols/a\") lie inside one another; log dirs must not "
+               "nest"));
+  EXPECT_THAT(ValidateLogDirs({Dir("a", "/vols/a/b"), Dir("b", "/vols/a")}),
+              HasStorageErrorWithMessage(StorageErrorCode::kInvalidConfig,
+                                         HasSubstr("must not nest")));
+  EXPECT_THAT(ValidateLogDirs({Dir("a", "/vols/a"), Dir("root", "/")}),
+              HasStorageError(StorageErrorCode::kInvalidConfig));
+  // A shared prefix is not nesting.
+  EXPECT_OK(ValidateLogDirs({Dir("a", "/vols/a"), Dir("b", "/vols/ab")}));
+}
+
+TEST(LogDirPathsOverlap, EqualOrNestedLexically) {
+  EXPECT_TRUE(LogDirPathsOverlap("/data", "/data//"));
+  EXPECT_TRUE(LogDirPathsOverlap("/data", "/data/fast"));
+  EXPECT_TRUE(LogDirPathsOverlap("/data/fast/", "/data"));
+  EXPECT_TRUE(LogDirPathsOverlap("/", "/data"));
+  EXPECT_FALSE(LogDirPathsOverlap("/data", "/data2"));
+  EXPECT_FALSE(LogDirPathsOverlap("/data/a", "/data/b"));
 }
 
 TEST(ValidateLogDirs, RejectsRelativeAndEmptyPaths) {

@@ -23,6 +23,12 @@ absl::StatusOr<LogDirSet> LogDirSet::Create(
           i, absl::StrCat("path ", Quote(extra_dirs[i].path),
                           " is the data dir (", Quote(data_dir_path), ")"));
     }
+    if (LogDirPathsOverlap(extra_dirs[i].path, data_dir_path)) {
+      return LogDirsEntryError(
+          i, absl::StrCat("path ", Quote(extra_dirs[i].path),
+                          " and the data dir (", Quote(data_dir_path),
+                          ") lie inside one another; log dirs must not nest"));
+    }
   }
 
   std::vector<LogDirInfo> dirs;

@@ -63,7 +63,7 @@ class LogDirSet {
   // The data dir at `data_dir_path` plus `extra_dirs` in declaration order.
   // Fails with InvalidArgument carrying StorageErrorCode::kInvalidConfig if
   // `data_dir_path` is empty, `extra_dirs` fails ValidateLogDirs, or an extra
-  // dir has the data dir's path.
+  // dir has the data dir's path, lies inside it or contains it.
   static absl::StatusOr<LogDirSet> Create(std::string data_dir_path,
                                           std::vector<LogDirInfo> extra_dirs);
 

@@ -103,6 +103,16 @@ TEST(LogDirSet, CreateRejectsAnExtraDirAtTheDataDirPath) {
           "log dirs entry 1: path \"/data/\" is the data dir (\"/data\")"));
 }
 
+TEST(LogDirSet, CreateRejectsAnExtraDirNestedWithTheDataDir) {
+  EXPECT_THAT(
+      LogDirSet::Create("/data", {Dir("a", "/x"), Dir("fast", "/data/fast")}),
+      StatusIs(absl::StatusCode::kInvalidArgument,
+               "log dirs entry 1: path \"/data/fast\" and the data dir "
+               "(\"/data\") lie inside one another; log dirs must not nest"));
+  EXPECT_THAT(LogDirSet::Create("/vols/data", {Dir("vols", "/vols")}),
+              HasStorageError(StorageErrorCode::kInvalidConfig));
+}
+
 TEST(LogDirSet, CreateRejectsAnEmptyDataDirPath) {
   EXPECT_THAT(LogDirSet::Create("", {}),
               HasStorageErrorWithMessage(StorageErrorCode::kInvalidConfig,
