@@ -39,11 +39,14 @@ absl::StatusOr<ManifestWrite> WriteManifestUnlessSuperseded(
                                                            manifest)) {
       return ManifestWrite{false, manifest};
     }
-  } else if (absl::IsFailedPrecondition(current.status())) {
-    // A newer build wrote it: never overwrite what we cannot read.
+  } else if (!absl::IsNotFound(current.status()) &&
+             !absl::IsDataLoss(current.status())) {
+    // A newer build wrote it, or it could not be read (EIO, EMFILE,
+    // EACCES...): it may hold a higher epoch, so never overwrite what we
+    // cannot read.
     return current.status();
   }
-  // Absent or corrupt: write ours.
+  // Absent or corrupt (recovery set a corrupt one aside): write ours.
   KAAS_RETURN_IF_ERROR(WriteMetadataFile(fs, PathOf(dir, kManifestFileName),
                                          MetadataKind::kManifest,
                                          kManifestVersion, manifest));

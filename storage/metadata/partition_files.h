@@ -58,8 +58,9 @@ struct ManifestWrite {
 
 // Re-reads the manifest; if its epoch is higher than `manifest`'s, writes
 // nothing and reports `superseded`; if it is identical, writes nothing;
-// otherwise replaces it atomically. An unreadable (corrupt) manifest is
-// replaced; one of a newer format is never overwritten (error).
+// otherwise replaces it atomically. A missing or corrupt (kDataLoss)
+// manifest is replaced; one of a newer format, or one that cannot be read
+// (an I/O or permission error), is never overwritten: its error is returned.
 absl::StatusOr<ManifestWrite> WriteManifestUnlessSuperseded(
     fs::FileSystem& fs, const std::string& dir,
     const PartitionManifest& manifest);

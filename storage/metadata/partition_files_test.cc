@@ -1,5 +1,6 @@
 #include "storage/metadata/partition_files.h"
 
+#include <cerrno>
 #include <string>
 
 #include "fs/fs_util.h"
@@ -7,6 +8,7 @@
 #include "fs/test_util.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "testing/fault_injecting_file_system.h"
 #include "testing/status_matchers.h"
 
 namespace kaas::metadata {
@@ -81,6 +83,28 @@ TEST_F(PartitionFilesTest, CorruptManifestIsReportedAndReplaced) {
       WriteManifestUnlessSuperseded(fs(), dir(), Manifest(1, 0)).status());
   ASSERT_OK_AND_ASSIGN(PartitionManifest read, ReadManifest(fs(), dir()));
   EXPECT_EQ(read.leader_epoch(), 1);
+}
+
+// Only a missing or corrupt manifest may be replaced without the superseded
+// check: one that could not be read may hold a higher epoch.
+TEST_F(PartitionFilesTest, UnreadableManifestIsNeverOverwritten) {
+  ASSERT_OK(
+      WriteManifestUnlessSuperseded(fs(), dir(), Manifest(9, 5)).status());
+  testing::FaultInjectingFileSystem faulty(&fs(), /*seed=*/1);
+  for (testing::FsOp op : {testing::FsOp::kOpenForRead, testing::FsOp::kRead}) {
+    SCOPED_TRACE(testing::FsOpName(op));
+    for (int error : {EIO, EMFILE, EACCES}) {
+      testing::Fault fault(op, error);
+      fault.path = testing::PathPattern::Substring(kManifestFileName);
+      faulty.InjectFault(fault);
+      EXPECT_FALSE(
+          WriteManifestUnlessSuperseded(faulty, dir(), Manifest(3, 50)).ok());
+      faulty.ClearFaults();
+    }
+  }
+  ASSERT_OK_AND_ASSIGN(PartitionManifest read, ReadManifest(fs(), dir()));
+  EXPECT_EQ(read.leader_epoch(), 9);
+  EXPECT_EQ(read.log_start_offset(), 5);
 }
 
 TEST_F(PartitionFilesTest, CheckpointRoundTrips) {

@@ -8,26 +8,67 @@
 #include "base/status_macros.h"
 #include "fs/fs_util.h"
 #include "glog/logging.h"
+#include "storage/common/storage_error.h"
 #include "storage/metadata/metadata_file.h"
 #include "storage/metadata/partition_files.h"
 
 namespace kaas::metadata {
+namespace {
+
+// Reads the fences file `<dir>/<name>` into `fences`. Returns false when
+// there is none, true when `fences` holds its content (empty if it was
+// corrupt and `set_aside_if_corrupt`: then it was renamed aside).
+absl::StatusOr<bool> ReadFences(fs::FileSystem& fs, const std::string& dir,
+                                absl::string_view name,
+                                bool set_aside_if_corrupt,
+                                ProducerFences* fences) {
+  const std::string path = fs::JoinPath(dir, name);
+  absl::StatusOr<std::string> bytes = fs::ReadFileToString(fs, path);
+  if (absl::IsNotFound(bytes.status())) return false;
+  if (!bytes.ok()) {
+    // Unreadable is not corrupt: setting it aside would drop every fence
+    // because of, say, EIO or EACCES.
+    return StorageError(StorageErrorCode::kStorageError,
+                        absl::StrCat("cannot read the producer fences ", path,
+                                     ": ", bytes.status().message()));
+  }
+  absl::Status decoded = DecodeMetadataFile(
+      *bytes, MetadataKind::kProducerFences, kProducerFencesVersion, fences);
+  if (absl::IsDataLoss(decoded)) {
+    LOG(ERROR) << path << ": producer fences corrupt, ignored: " << decoded;
+    fences->Clear();
+    if (set_aside_if_corrupt) {
+      KAAS_RETURN_IF_ERROR(QuarantineMetadataFile(fs, dir, name));
+    }
+    return true;
+  }
+  if (!decoded.ok()) {  // a newer format: never misread, never overwritten
+    return absl::Status(decoded.code(),
+                        absl::StrCat(path, ": ", decoded.message()));
+  }
+  return true;
+}
+
+}  // namespace
 
 absl::StatusOr<std::unique_ptr<ProducerFenceStore>> ProducerFenceStore::Load(
     fs::FileSystem* fs, std::string dir) {
   std::unique_ptr<ProducerFenceStore> store(
       new ProducerFenceStore(fs, std::move(dir)));
   ProducerFences fences;
-  absl::Status status = ReadMetadataFile(
-      *fs, fs::JoinPath(store->dir_, kProducerFencesFileName),
-      MetadataKind::kProducerFences, kProducerFencesVersion, &fences);
-  if (absl::IsNotFound(status)) return store;
-  if (absl::IsFailedPrecondition(status)) return status;  // newer format
-  if (!status.ok()) {
-    LOG(ERROR) << "producer fences unreadable, set aside: " << status;
-    KAAS_RETURN_IF_ERROR(
-        QuarantineMetadataFile(*fs, store->dir_, kProducerFencesFileName));
-    return store;
+  KAAS_ASSIGN_OR_RETURN(bool found,
+                        ReadFences(*fs, store->dir_, kProducerFencesFileName,
+                                   /*set_aside_if_corrupt=*/true, &fences));
+  if (!found) {
+    absl::StatusOr<fs::FileInfo> legacy =
+        fs->Stat(fs::JoinPath(store->dir_, kLegacyProducerFencesFileName));
+    if (legacy.ok() && !legacy->is_directory) {
+      // Its ".corrupt" name would be a legal topic name: never set aside.
+      KAAS_RETURN_IF_ERROR(ReadFences(*fs, store->dir_,
+                                      kLegacyProducerFencesFileName,
+                                      /*set_aside_if_corrupt=*/false, &fences)
+                               .status());
+    }
   }
   absl::MutexLock lock(&store->mu_);
   for (const ProducerFences::Fence& fence : fences.fences()) {

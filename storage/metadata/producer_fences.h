@@ -1,11 +1,16 @@
 // File: storage/metadata/producer_fences.h
 //
 // The engine-wide record of fenced producer epochs, "<data dir>/
-// producer-fences" (a ProducerFences message behind the metadata envelope).
-// fence_producer_epoch writes it before touching any partition, and every
-// partition opened later applies it, so a partition that was not open when
-// the fence happened still rejects the fenced epoch (D-24). Fences older
-// than the producer-id expiration are dropped when the file is rewritten.
+// ~producer-fences" (a ProducerFences message behind the metadata
+// envelope). fence_producer_epoch writes it before touching any partition,
+// and every partition opened later applies it, so a partition that was not
+// open when the fence happened still rejects the fenced epoch (D-24).
+// Fences older than the producer-id expiration are dropped when the file is
+// rewritten.
+//
+// The name starts with '~', which no Kafka topic name can contain ([a-zA-Z0-9
+// ._-]): the data dir also holds the topic dirs, and a topic named
+// "producer-fences" would otherwise be a directory where this file belongs.
 //
 // Thread-safety: thread-safe; Fence() calls are serialised.
 
@@ -13,7 +18,9 @@
 #define KAAS_STORAGE_METADATA_PRODUCER_FENCES_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
+#include <utility>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
@@ -26,14 +33,23 @@
 
 namespace kaas::metadata {
 
-inline constexpr absl::string_view kProducerFencesFileName = "producer-fences";
+inline constexpr absl::string_view kProducerFencesFileName = "~producer-fences";
+// Where builds before the rename kept the file. Read (never written) when
+// kProducerFencesFileName is absent and it is a regular file, so an upgrade
+// keeps the fences; a directory there is a topic's.
+inline constexpr absl::string_view kLegacyProducerFencesFileName =
+    "producer-fences";
 inline constexpr uint16_t kProducerFencesVersion = 1;
 
 class ProducerFenceStore {
  public:
-  // Loads `<dir>/producer-fences`. A missing file is an empty store; a
-  // corrupt one is set aside ("producer-fences.corrupt"), logged, and
-  // treated as empty (fences are also in the partitions' snapshots).
+  // Loads `<dir>/~producer-fences`. A missing file is an empty store; a
+  // corrupt one (kDataLoss) is set aside ("~producer-fences.corrupt"),
+  // logged, and treated as empty (fences are also in the partitions'
+  // snapshots). A file that cannot be read (an I/O or permission error) is
+  // kStorageError naming the path, and one of a newer format is
+  // kFailedPrecondition naming the path: neither is set aside, since
+  // starting without the fences would let fenced producers write again.
   static absl::StatusOr<std::unique_ptr<ProducerFenceStore>> Load(
       fs::FileSystem* fs, std::string dir);
 

@@ -1,0 +1,150 @@
+#include "storage/metadata/producer_fences.h"
+
+#include <cerrno>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "fs/fs_util.h"
+#include "fs/posix_file_system.h"
+#include "fs/test_util.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "storage/common/storage_error.h"
+#include "storage/common/topic_name.h"
+#include "storage/metadata/metadata_file.h"
+#include "testing/fault_injecting_file_system.h"
+#include "testing/status_matchers.h"
+
+namespace kaas::metadata {
+namespace {
+
+using ::kaas::testing::HasStorageErrorWithMessage;
+using ::kaas::testing::IsOkAndHolds;
+using ::kaas::testing::StatusIs;
+using ::testing::HasSubstr;
+
+class ProducerFencesTest : public ::testing::Test {
+ protected:
+  fs::FileSystem& fs() { return *fs::PosixFileSystem::Default(); }
+  const std::string& dir() { return dir_.path(); }
+  std::string PathOf(absl::string_view name) {
+    return fs::JoinPath(dir(), name);
+  }
+  // The fences of a store loaded from dir(), as producer id -> epoch.
+  std::map<int64_t, int32_t> Loaded() {
+    absl::StatusOr<std::unique_ptr<ProducerFenceStore>> store =
+        ProducerFenceStore::Load(&fs(), dir());
+    EXPECT_OK(store.status());
+    std::map<int64_t, int32_t> out;
+    if (!store.ok()) return out;
+    const ProducerFences snapshot = (*store)->Snapshot();
+    for (const ProducerFences::Fence& fence : snapshot.fences()) {
+      out[fence.producer_id()] = fence.epoch();
+    }
+    return out;
+  }
+
+  fs::ScopedTempDir dir_;
+};
+
+TEST_F(ProducerFencesTest, MissingFileIsAnEmptyStore) {
+  EXPECT_TRUE(Loaded().empty());
+}
+
+TEST_F(ProducerFencesTest, FencesPersistAndKeepTheHighestEpoch) {
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<ProducerFenceStore> store,
+                       ProducerFenceStore::Load(&fs(), dir()));
+  ASSERT_OK(store->Fence(7, 3, /*now_ms=*/1000, /*expiration_ms=*/60000));
+  ASSERT_OK(store->Fence(7, 2, 1001, 60000));
+  ASSERT_OK(store->Fence(8, 1, 1002, 60000));
+  EXPECT_EQ(Loaded(), (std::map<int64_t, int32_t>{{7, 3}, {8, 1}}));
+}
+
+// The data dir also holds the topic dirs: the file's name must be one no
+// topic can have, or a topic named like it would be a directory in its way.
+TEST_F(ProducerFencesTest, TheFileNameIsNoLegalTopicName) {
+  EXPECT_FALSE(ValidateTopicName(kProducerFencesFileName).ok());
+  ASSERT_OK(fs::CreateDirsDurably(fs(), PathOf("producer-fences")));
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<ProducerFenceStore> store,
+                       ProducerFenceStore::Load(&fs(), dir()));
+  ASSERT_OK(store->Fence(7, 3, 1000, 60000));
+  EXPECT_EQ(Loaded(), (std::map<int64_t, int32_t>{{7, 3}}));
+}
+
+TEST_F(ProducerFencesTest, CorruptFileIsSetAsideAndIgnored) {
+  ASSERT_OK(fs::AtomicReplaceFile(fs(), PathOf(kProducerFencesFileName),
+                                  "\x01garbage"));
+  EXPECT_TRUE(Loaded().empty());
+  EXPECT_THAT(fs().Exists(PathOf(kProducerFencesFileName)),
+              IsOkAndHolds(false));
+  EXPECT_THAT(
+      fs().Exists(PathOf(absl::StrCat(kProducerFencesFileName, ".corrupt"))),
+      IsOkAndHolds(true));
+}
+
+// Only kDataLoss is corruption: an I/O or permission error must fail the
+// load, not silently drop every fence by setting the file aside.
+TEST_F(ProducerFencesTest, UnreadableFileFailsTheLoadAndIsKept) {
+  {
+    ASSERT_OK_AND_ASSIGN(std::unique_ptr<ProducerFenceStore> store,
+                         ProducerFenceStore::Load(&fs(), dir()));
+    ASSERT_OK(store->Fence(7, 3, 1000, 60000));
+  }
+  testing::FaultInjectingFileSystem faulty(&fs(), /*seed=*/1);
+  for (testing::FsOp op : {testing::FsOp::kOpenForRead, testing::FsOp::kRead}) {
+    for (int error : {EIO, EACCES, EMFILE}) {
+      SCOPED_TRACE(absl::StrCat(testing::FsOpName(op), " errno ", error));
+      testing::Fault fault(op, error);
+      fault.path = testing::PathPattern::Substring(kProducerFencesFileName);
+      faulty.InjectFault(fault);
+      EXPECT_THAT(ProducerFenceStore::Load(&faulty, dir()).status(),
+                  HasStorageErrorWithMessage(
+                      StorageErrorCode::kStorageError,
+                      HasSubstr(PathOf(kProducerFencesFileName))));
+      faulty.ClearFaults();
+    }
+  }
+  EXPECT_EQ(Loaded(), (std::map<int64_t, int32_t>{{7, 3}}));
+}
+
+TEST_F(ProducerFencesTest, NewerFormatFailsTheLoadAndIsKept) {
+  const std::string newer =
+      EncodeMetadataFile(MetadataKind::kProducerFences,
+                         kProducerFencesVersion + 1, ProducerFences());
+  ASSERT_OK(
+      fs::AtomicReplaceFile(fs(), PathOf(kProducerFencesFileName), newer));
+  EXPECT_THAT(ProducerFenceStore::Load(&fs(), dir()).status(),
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       HasSubstr(PathOf(kProducerFencesFileName))));
+  ASSERT_OK_AND_ASSIGN(
+      std::string kept,
+      fs::ReadFileToString(fs(), PathOf(kProducerFencesFileName)));
+  EXPECT_EQ(kept, newer);
+}
+
+// Fences written by a build that used the old name survive the upgrade.
+TEST_F(ProducerFencesTest, TheLegacyFileIsReadWhenTheNewOneIsAbsent) {
+  ProducerFences legacy;
+  ProducerFences::Fence* fence = legacy.add_fences();
+  fence->set_producer_id(7);
+  fence->set_epoch(3);
+  fence->set_fenced_at_ms(1000);
+  ASSERT_OK(fs::AtomicReplaceFile(
+      fs(), PathOf(kLegacyProducerFencesFileName),
+      EncodeMetadataFile(MetadataKind::kProducerFences, kProducerFencesVersion,
+                         legacy)));
+  EXPECT_EQ(Loaded(), (std::map<int64_t, int32_t>{{7, 3}}));
+  // The next fence writes the new file, which alone counts from then on.
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<ProducerFenceStore> store,
+                       ProducerFenceStore::Load(&fs(), dir()));
+  ASSERT_OK(store->Fence(8, 1, 1000, 60000));
+  ASSERT_OK(fs::AtomicReplaceFile(fs(), PathOf(kLegacyProducerFencesFileName),
+                                  "\x01garbage"));
+  EXPECT_EQ(Loaded(), (std::map<int64_t, int32_t>{{7, 3}, {8, 1}}));
+}
+
+}  // namespace
+}  // namespace kaas::metadata
