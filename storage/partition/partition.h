@@ -48,8 +48,10 @@
 //   * Read, HighWatermark & co., OffsetForTimestamp, Segments: any thread,
 //     without the partition lock (a fetch never waits behind an append or an
 //     fsync). Read does positional reads on the caller's thread.
-//   * Sync cycles, re-arm probes: the I/O pool; watchdog checks: the timer
-//     thread.
+//   * Sync cycles, re-arm probes, watchdog checks: the I/O pool (the timer
+//     thread only hands the checks over: a check takes the partition lock,
+//     which TakeOver and Relinquish hold across an fdatasync that may hang,
+//     and the timer thread serves every partition).
 
 #ifndef KAAS_STORAGE_PARTITION_PARTITION_H_
 #define KAAS_STORAGE_PARTITION_PARTITION_H_
@@ -59,6 +61,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -137,9 +140,19 @@ class Partition : public std::enable_shared_from_this<Partition> {
   // with the new epoch (unless the active segment already has it: a re-drive
   // after a partial failure completes, never truncates), makes the log
   // durable, persists the manifest with the new epoch, and only then adopts
-  // the epoch. A failure leaves the partition as it was. A manifest with a
-  // higher epoch on disk (another leader took over) fails with kNotLeader.
-  // Returns the log end offset.
+  // the epoch. From the roll until the epoch is adopted, appends are refused
+  // (kNotLeader, "take-over to leader epoch N in progress") and MaybeRoll
+  // does nothing, so every byte in the new epoch's file is written at that
+  // epoch and no segment of a lower epoch follows it.
+  //
+  // Failures: one before the roll (invalid epoch, closed, stalled, the new
+  // file could not be created) leaves the partition as it was. One after
+  // it (the sync or the manifest write failed) leaves the partition
+  // refusing appends until a TakeOver at that epoch or higher succeeds (a
+  // re-drive); TakeOver at a lower epoch then fails with kNotLeader, and
+  // Relinquish and Abandon work as usual. A manifest with a higher epoch on
+  // disk (another leader took over; D-15) fails with kNotLeader and leaves
+  // the partition refusing appends for good. Returns the log end offset.
   absl::StatusOr<int64_t> TakeOver(int64_t leader_epoch);
 
   // Gives up leadership: syncs the log, persists indexes, state snapshot,
@@ -149,7 +162,9 @@ class Partition : public std::enable_shared_from_this<Partition> {
   // returned). Idempotent.
   absl::Status Relinquish();
 
-  // Closes every descriptor and fails waiters, persisting nothing.
+  // Closes every descriptor and fails waiters, persisting nothing: a
+  // checkpoint or index write already in flight finishes before it returns,
+  // and none starts after (the directory may be reused at once).
   void Abandon();
 
   bool is_closed() const;
@@ -187,7 +202,7 @@ class Partition : public std::enable_shared_from_this<Partition> {
 
   // Rolls the active segment if it is older than segment.ms (a quiet
   // partition otherwise never rolls, and retention never applies). Returns
-  // whether it rolled.
+  // whether it rolled. Never rolls while a take-over is in progress.
   absl::StatusOr<bool> MaybeRoll();
 
   // Removes producers idle longer than producer.id.expiration.ms.
@@ -264,6 +279,10 @@ class Partition : public std::enable_shared_from_this<Partition> {
                        OpenReport* report);
 
   // ---- partition_append.cc
+  // Seals the active segment and starts one stamped with `epoch`, or with
+  // the active segment's epoch if that is higher (segment epochs never
+  // decrease along the log: recovery quarantines a lower one as a deposed
+  // leader's).
   absl::Status RollLocked(uint32_t epoch) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   bool ShouldRollLocked(size_t batch_bytes, int32_t last_offset_delta)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -281,6 +300,13 @@ class Partition : public std::enable_shared_from_this<Partition> {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void ScheduleRearm();
   void RunRearm();
+  // Removes the pending seals `synced` made durable from pending_seals_,
+  // matched by identity (AdvanceLogStart may have removed some meanwhile and
+  // rolls may have added others), and collects them for ReleaseWriteHandle.
+  void RemoveSyncedSealsLocked(
+      const std::vector<PendingSeal>& synced,
+      std::vector<std::shared_ptr<segment::Segment>>* released)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Records `offset` as durable and collects the waiters it completes.
   void PublishDurableLocked(int64_t offset, Completions* done)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -308,8 +334,15 @@ class Partition : public std::enable_shared_from_this<Partition> {
   static void SetEpochs(const EpochHistory& epochs,
                         metadata::PartitionManifest* manifest);
   static EpochHistory EpochsOf(const metadata::PartitionManifest& manifest);
+  // Marks the partition closed, fails the waiters and drops every handle.
+  // The caller then calls AwaitPersistsAfterClose (without mu_).
   void CloseLocked(const absl::Status& waiter_error, Completions* done)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Returns once no checkpoint, snapshot or index write that started before
+  // the close is in flight; none starts after it (the checkpoint writers
+  // re-check the state under checkpoint_mu_, and the segments stop
+  // persisting).
+  void AwaitPersistsAfterClose() ABSL_LOCKS_EXCLUDED(checkpoint_mu_, mu_);
 
   // ---- publication for readers
   void PublishSegmentsLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -355,6 +388,10 @@ class Partition : public std::enable_shared_from_this<Partition> {
   int64_t next_offset_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t log_start_offset_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t leader_epoch_ ABSL_GUARDED_BY(mu_) = 0;
+  // Set by TakeOver once it rolled to (or found) the new epoch's segment,
+  // cleared when it adopts the epoch: appends are refused meanwhile, and
+  // after a failure until a re-drive succeeds.
+  std::optional<int64_t> take_over_epoch_ ABSL_GUARDED_BY(mu_);
   idempotence::ProducerStateMap producers_ ABSL_GUARDED_BY(mu_);
   int64_t records_since_flush_ ABSL_GUARDED_BY(mu_) = 0;
 

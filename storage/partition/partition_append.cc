@@ -21,6 +21,12 @@ absl::Status Partition::CheckWritableLocked(int64_t leader_epoch) const {
     return StorageError(StorageErrorCode::kNotLeader,
                         absl::StrCat(dir_, ": leadership was given up"));
   }
+  if (take_over_epoch_.has_value()) {
+    return StorageError(
+        StorageErrorCode::kNotLeader,
+        absl::StrFormat("%s: take-over to leader epoch %d in progress", dir_,
+                        *take_over_epoch_));
+  }
   if (state_ != State::kLeading) {
     return StorageError(
         StorageErrorCode::kNotLeader,
@@ -157,6 +163,7 @@ bool Partition::ShouldRollLocked(size_t batch_bytes,
 }
 
 absl::Status Partition::RollLocked(uint32_t epoch) {
+  epoch = std::max(epoch, active_->epoch());
   // The only fallible step comes first: a failure leaves the partition
   // exactly as it was.
   KAAS_ASSIGN_OR_RETURN(
@@ -197,7 +204,8 @@ absl::Status Partition::RollLocked(uint32_t epoch) {
 
 absl::StatusOr<bool> Partition::MaybeRoll() {
   absl::MutexLock lock(&mu_);
-  if (state_ != State::kLeading || stalled_.load() || active_->size() == 0 ||
+  if (state_ != State::kLeading || take_over_epoch_.has_value() ||
+      stalled_.load() || active_->size() == 0 ||
       !config_.segment_ms.has_value() || active_birth_ms_ < 0) {
     return false;
   }

@@ -4,6 +4,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/synchronization/notification.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "storage/common/storage_error.h"
@@ -167,9 +168,13 @@ TEST_F(PartitionTest, FdatasyncFailureStallsUntilAProbeSucceeds) {
 }
 
 TEST_F(PartitionTest, WatchdogStallsASlowFdatasync) {
+  auto partition = OpenLeader(1);
+  // Armed once no cycle is in flight: the take-over's own cycle must not
+  // trip it on a slow machine.
+  AppendDurably(*partition, Batch());
   PartitionConfig config = SmallConfig();
   config.fsync_max_latency = absl::Milliseconds(20);
-  auto partition = OpenLeader(1, config);
+  ASSERT_OK(partition->SetConfig(config));
   fs().BlockSyncs(PathPattern::Substring(".log"));
   ASSERT_OK_AND_ASSIGN(AppendResult result,
                        partition->Append(Batch(), 1, Acks::kAll));
@@ -181,7 +186,92 @@ TEST_F(PartitionTest, WatchdogStallsASlowFdatasync) {
   fs().ReleaseSyncs();
   // Once the hung fdatasync returns, the probe's own sync clears the stall.
   while (partition->IsStalled()) std::this_thread::yield();
-  EXPECT_EQ(AppendDurably(*partition, Batch()), 1);
+  EXPECT_EQ(AppendDurably(*partition, Batch()), 2);
+}
+
+// A cycle removes from the pending seals exactly those it synced. Here the
+// one it synced is deleted by DeleteRecords meanwhile, and the segment that
+// was active when it sampled rolls and becomes pending: that segment's tail,
+// written after the cycle's fdatasync started, must still be synced before
+// the appends in it are acknowledged.
+TEST_F(PartitionTest, ACycleRemovesOnlyThePendingSealsItSynced) {
+  PartitionConfig config = SmallConfig();
+  config.segment_bytes = 2048;
+  config.flush_interval_messages = 0;  // acks=1 appends request no cycle
+  const std::string batch = Batch(1, 300);
+  const int64_t per_segment = config.segment_bytes / batch.size();
+  auto partition = OpenLeader(1, config);
+  // The roll to S2 starts a cycle that samples S1 as pending and S2 as
+  // active; it is held in S2's fdatasync.
+  fs().BlockSyncs(PathPattern::Substring(LogFileName(1, per_segment)));
+  for (int64_t i = 0; i <= per_segment; ++i) {
+    ASSERT_OK(partition->Append(batch, 1, Acks::kLeader).status());
+  }
+  ASSERT_EQ(partition->Segments().size(), 2u);
+  fs().WaitUntilBlockedSyncs(1);
+  ASSERT_OK(partition->DeleteRecords(per_segment).status());  // S1 goes
+  std::vector<StatusFuture> acks;
+  while (partition->Segments().size() < 2) {  // S2 fills up and rolls
+    ASSERT_OK_AND_ASSIGN(AppendResult result,
+                         partition->Append(batch, 1, Acks::kAll));
+    acks.push_back(result.durable);
+  }
+  fs().ReleaseSyncs();
+  for (const StatusFuture& ack : acks) ASSERT_OK(ack.Wait());
+  const int64_t acked_end = partition->LogEndOffset();
+
+  fs().Crash();
+  partition.reset();
+  partition = Open(config);
+  EXPECT_EQ(partition->LogEndOffset(), acked_end);
+  EXPECT_EQ(ReadAll(*partition, per_segment).size(),
+            (acked_end - per_segment) * batch.size());
+}
+
+// A cycle that sampled a segment which the take-over then synced and
+// released finds nothing left to sync there: the partition does not stall.
+TEST_F(PartitionTest, ACycleOutlivedByATakeOverDoesNotStall) {
+  PartitionConfig config = SmallConfig();
+  config.segment_bytes = 2048;
+  config.flush_interval_messages = 0;
+  auto partition = OpenLeader(1, config);
+  // The roll's cycle samples S1 (pending) and S2 (active), syncs S1 and is
+  // held in the directory sync, before S2's fdatasync.
+  fs().BlockSyncs(PathPattern::Regex("/topic/0$"));
+  while (partition->Segments().size() < 2) {
+    ASSERT_OK(partition->Append(Batch(1, 300), 1, Acks::kLeader).status());
+  }
+  fs().WaitUntilBlockedSyncs(1);
+  // The take-over's own syncs go through; it syncs and releases S1 and S2.
+  fs().BlockSyncs(PathPattern::Substring("no such file"));
+  ASSERT_OK_AND_ASSIGN(int64_t log_end, partition->TakeOver(2));
+  fs().ReleaseSyncs();
+  EXPECT_EQ(AppendDurably(*partition, Batch(), 2), log_end);
+  EXPECT_FALSE(partition->IsStalled());
+  EXPECT_EQ(stats().stalls.load(), 0u);
+}
+
+// The watchdog check takes the partition lock, which a take-over holds
+// across its fdatasync. A hung one must not hold up the timer thread, which
+// serves every partition's deadlines and probes.
+TEST_F(PartitionTest, AHungTakeOverSyncDoesNotHoldUpTheTimerThread) {
+  auto partition = OpenLeader(1);
+  AppendDurably(*partition, Batch());  // and no cycle left in flight
+  PartitionConfig config = SmallConfig();
+  config.fsync_max_latency = absl::Milliseconds(1);
+  ASSERT_OK(partition->SetConfig(config));
+  // The take-over's roll requests a cycle (arming its watchdog), then the
+  // take-over holds the partition lock across its hung fdatasync of the new
+  // segment.
+  fs().BlockSyncs(PathPattern::Substring(LogFileName(2, 1)));
+  std::thread take_over([&] { partition->TakeOver(2).status().IgnoreError(); });
+  fs().WaitUntilBlockedSyncs(1);
+  // Due after the watchdog, so it runs only once the watchdog task returned.
+  absl::Notification ran;
+  timers().ScheduleAfter(config.fsync_max_latency, [&] { ran.Notify(); });
+  ran.WaitForNotification();
+  fs().ReleaseSyncs();
+  take_over.join();
 }
 
 }  // namespace

@@ -1,6 +1,11 @@
 // Take-over, relinquish, abandon, delete_records.
+#include <algorithm>
+#include <memory>
+#include <optional>
 #include <string>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/match.h"
 #include "gmock/gmock.h"
@@ -8,6 +13,7 @@
 #include "storage/common/storage_error.h"
 #include "storage/metadata/partition_files.h"
 #include "storage/partition/partition_test_fixture.h"
+#include "storage/segment/segment_name.h"
 #include "testing/status_matchers.h"
 
 namespace kaas {
@@ -24,6 +30,45 @@ int CountSuffix(const std::vector<std::string>& names,
   int n = 0;
   for (const std::string& name : names) n += absl::EndsWith(name, suffix);
   return n;
+}
+
+// The epochs of the .log files in `names`, in log order (by base offset).
+std::vector<uint32_t> LogEpochs(const std::vector<std::string>& names) {
+  std::vector<segment::SegmentId> ids;
+  for (const std::string& name : names) {
+    std::optional<segment::ParsedSegmentFile> parsed =
+        segment::ParseSegmentFileName(name);
+    if (parsed && parsed->kind == segment::SegmentFileKind::kLog) {
+      ids.push_back(parsed->id);
+    }
+  }
+  std::sort(ids.begin(), ids.end(),
+            [](const segment::SegmentId& a, const segment::SegmentId& b) {
+              return a.base_offset < b.base_offset;
+            });
+  std::vector<uint32_t> epochs;
+  for (const segment::SegmentId& id : ids) epochs.push_back(id.epoch);
+  return epochs;
+}
+
+// What the partition writes to disk: opens for writing, writes, truncations,
+// renames and unlinks (not syncs, reads or closes).
+int64_t PersistOps(testing::FaultInjectingFileSystem& fs) {
+  int64_t n = 0;
+  for (testing::FsOp op : {testing::FsOp::kOpenForWrite, testing::FsOp::kWrite,
+                           testing::FsOp::kTruncate, testing::FsOp::kRename,
+                           testing::FsOp::kUnlink}) {
+    n += fs.Count(op);
+  }
+  return n;
+}
+
+// Drops the last reference and waits until the partition is gone, i.e.
+// until the sync cycle in flight (which holds one) has returned.
+void DestroyOnceIdle(std::shared_ptr<Partition> partition) {
+  std::weak_ptr<Partition> weak = partition;
+  partition.reset();
+  while (!weak.expired()) std::this_thread::yield();
 }
 
 TEST_F(PartitionTest, TakeOverRollsToASegmentOfTheNewEpoch) {
@@ -142,6 +187,110 @@ TEST_F(PartitionTest, TakeOverSupersededByANewerLeaderFails) {
   EXPECT_EQ(partition->LeaderEpoch(), 2);
 }
 
+// From the roll to the new epoch's file until the epoch is adopted, no byte
+// may go there at the old epoch, and no roll may create a segment of the old
+// epoch after it (recovery would quarantine it as a deposed leader's).
+TEST_F(PartitionTest, AppendsAndRollsWaitForATakeOverToAdoptItsEpoch) {
+  PartitionConfig config = SmallConfig();
+  config.segment_ms = absl::Minutes(1);
+  auto partition = OpenLeader(5, config);
+  AppendDurably(*partition, Batch(), 5);
+  fs().BlockSyncs(testing::PathPattern::Substring(metadata::kManifestFileName));
+  absl::StatusOr<int64_t> taken;
+  std::thread take_over([&] { taken = partition->TakeOver(6); });
+  fs().WaitUntilBlockedSyncs(1);  // rolled and synced; writing the manifest
+  for (int64_t epoch : {5, 6}) {
+    EXPECT_THAT(partition->Append(Batch(), epoch, Acks::kLeader).status(),
+                HasStorageErrorWithMessage(
+                    StorageErrorCode::kNotLeader,
+                    HasSubstr("take-over to leader epoch 6 in progress")));
+  }
+  clock().Advance(absl::Minutes(2));
+  EXPECT_THAT(partition->MaybeRoll(), testing::IsOkAndHolds(false));
+  fs().ReleaseSyncs();
+  take_over.join();
+  ASSERT_OK(taken.status());
+  EXPECT_EQ(*taken, 1);
+  EXPECT_EQ(AppendDurably(*partition, Batch(), 6), 1);
+  std::vector<uint32_t> epochs = LogEpochs(ListDir());
+  EXPECT_TRUE(std::is_sorted(epochs.begin(), epochs.end()))
+      << ::testing::PrintToString(epochs);
+}
+
+// After the roll, a failed take-over leaves the partition refusing appends
+// (the new epoch's file is in place) until a re-drive completes it.
+TEST_F(PartitionTest, AFailedTakeOverRefusesAppendsUntilReDriven) {
+  auto partition = OpenLeader(1);
+  AppendDurably(*partition, Batch(3), 1);
+  testing::Fault fault(testing::FsOp::kOpenForWrite, ENOSPC);
+  fault.path = testing::PathPattern::Substring("manifest");
+  fs().InjectFault(fault);
+  EXPECT_FALSE(partition->TakeOver(6).ok());
+  EXPECT_EQ(partition->LeaderEpoch(), 1);
+  for (int64_t epoch : {1, 6}) {
+    EXPECT_THAT(partition->Append(Batch(), epoch, Acks::kAll).status(),
+                HasStorageErrorWithMessage(
+                    StorageErrorCode::kNotLeader,
+                    HasSubstr("take-over to leader epoch 6 in progress")));
+  }
+  EXPECT_THAT(partition->TakeOver(5).status(),
+              HasStorageError(StorageErrorCode::kNotLeader));
+  ASSERT_OK_AND_ASSIGN(int64_t log_end, partition->TakeOver(6));
+  EXPECT_EQ(log_end, 3);
+  EXPECT_EQ(AppendDurably(*partition, Batch(), 6), 3);
+}
+
+// D-15: superseded by a newer leader, the partition keeps refusing appends;
+// it can still be relinquished (persisting nothing over the newer leader).
+TEST_F(PartitionTest, ASupersededTakeOverKeepsRefusingAppends) {
+  auto partition = OpenLeader(2);
+  AppendDurably(*partition, Batch(3), 2);
+  metadata::PartitionManifest newer;
+  newer.set_leader_epoch(9);
+  ASSERT_OK(
+      metadata::WriteManifestUnlessSuperseded(fs(), dir(), newer).status());
+  EXPECT_THAT(partition->TakeOver(3).status(),
+              HasStorageError(StorageErrorCode::kNotLeader));
+  EXPECT_THAT(partition->Append(Batch(), 2, Acks::kLeader).status(),
+              HasStorageErrorWithMessage(
+                  StorageErrorCode::kNotLeader,
+                  HasSubstr("take-over to leader epoch 3 in progress")));
+  ASSERT_OK(partition->Relinquish());
+  ASSERT_OK_AND_ASSIGN(metadata::PartitionManifest on_disk,
+                       metadata::ReadManifest(fs(), dir()));
+  EXPECT_EQ(on_disk.leader_epoch(), 9);
+}
+
+// The take-over's checkpoint claims only what its sync made durable. Here a
+// waiter's callback, run by the take-over when its sync completes the
+// waiter, appends before the checkpoint is written.
+TEST_F(PartitionTest, TakeOverCheckpointNeverCoversAnUnsyncedAppend) {
+  auto partition = OpenLeader(1);
+  AppendDurably(*partition, Batch(), 1);
+  // The append's cycle hangs in the fdatasync of S1; the take-over, which
+  // syncs S1 too, completes the waiter once released.
+  fs().BlockSyncs(testing::PathPattern::Substring(LogFileName(1, 0)));
+  ASSERT_OK_AND_ASSIGN(AppendResult pending,
+                       partition->Append(Batch(), 1, Acks::kAll));
+  fs().WaitUntilBlockedSyncs(1);
+  absl::Status late_append;
+  pending.durable.Then([&](const absl::Status&) {
+    late_append = partition->Append(Batch(), 1, Acks::kLeader).status();
+  });
+  absl::StatusOr<int64_t> taken;
+  std::thread take_over([&] { taken = partition->TakeOver(2); });
+  fs().WaitUntilBlockedSyncs(2);
+  fs().ReleaseSyncs();
+  take_over.join();
+  ASSERT_OK(taken.status());
+  EXPECT_EQ(*taken, 2);
+  EXPECT_THAT(late_append, HasStorageError(StorageErrorCode::kNotLeader));
+  ASSERT_OK_AND_ASSIGN(metadata::RecoveryCheckpoint checkpoint,
+                       metadata::ReadCheckpoint(fs(), dir()));
+  EXPECT_EQ(checkpoint.next_offset(), 2);
+  EXPECT_EQ(checkpoint.position(), 0u);
+}
+
 TEST_F(PartitionTest, TakeOverEpochSurvivesReopen) {
   {
     auto partition = OpenLeader(9);
@@ -185,6 +334,52 @@ TEST_F(PartitionTest, AbandonFailsParkedWaiters) {
   EXPECT_THAT(partition->Append(Batch(), 1, Acks::kAll).status(),
               HasStorageError(StorageErrorCode::kNotLeader));
   fs().ReleaseSyncs();
+}
+
+// AbandonTopic's contract: nothing is written once Abandon returned (the
+// directory may already be a new incarnation's). An index write of a sync
+// cycle in flight finishes first; the cycle writes nothing after it.
+TEST_F(PartitionTest, AbandonWaitsForAnIndexWriteInFlightAndStopsLaterOnes) {
+  PartitionConfig config = SmallConfig();
+  config.segment_bytes = 2048;
+  config.flush_interval_messages = 0;
+  auto partition = OpenLeader(1, config);
+  // The roll's cycle (it checkpoints: persists S1's and S2's indexes, then
+  // the checkpoint) is held in the fdatasync of S1's offset index.
+  fs().BlockSyncs(
+      testing::PathPattern::Substring("00000001-00000000000000000000.index"));
+  while (partition->Segments().size() < 2) {
+    ASSERT_OK(partition->Append(Batch(1, 300), 1, Acks::kLeader).status());
+  }
+  fs().WaitUntilBlockedSyncs(1);
+  std::thread release([&] {
+    while (!partition->is_closed()) std::this_thread::yield();
+    fs().ReleaseSyncs();
+  });
+  partition->Abandon();
+  const int64_t written = PersistOps(fs());
+  release.join();
+  DestroyOnceIdle(std::move(partition));
+  EXPECT_EQ(PersistOps(fs()), written);
+}
+
+// The same for a checkpoint (and snapshot) write in flight.
+TEST_F(PartitionTest, AbandonWaitsForACheckpointWriteInFlight) {
+  PartitionConfig config = SmallConfig();
+  config.checkpoint_interval_bytes = 1;  // every cycle checkpoints
+  auto partition = OpenLeader(1, config);
+  fs().BlockSyncs(testing::PathPattern::Substring(metadata::kSnapshotSuffix));
+  ASSERT_OK(partition->Append(Batch(), 1, Acks::kAll).status());
+  fs().WaitUntilBlockedSyncs(1);
+  std::thread release([&] {
+    while (!partition->is_closed()) std::this_thread::yield();
+    fs().ReleaseSyncs();
+  });
+  partition->Abandon();
+  const int64_t written = PersistOps(fs());
+  release.join();
+  DestroyOnceIdle(std::move(partition));
+  EXPECT_EQ(PersistOps(fs()), written);
 }
 
 TEST_F(PartitionTest, SupersededRelinquishPersistsNothingAndFailsWaiters) {

@@ -96,6 +96,16 @@ absl::StatusOr<int64_t> Partition::TakeOver(int64_t leader_epoch) {
       return StorageError(StorageErrorCode::kNotLeader,
                           absl::StrCat(dir_, ": leadership was given up"));
     }
+    // The file of an unfinished take-over is stamped with its epoch: a
+    // lower one can never lead here again (a reopen would not allow it
+    // either, the epoch comes back from the segment names).
+    if (take_over_epoch_.has_value() && leader_epoch < *take_over_epoch_) {
+      return StorageError(
+          StorageErrorCode::kNotLeader,
+          absl::StrFormat("%s: leader epoch %d is older than the take-over "
+                          "to leader epoch %d in progress",
+                          dir_, leader_epoch, *take_over_epoch_));
+    }
     if (leader_epoch < leader_epoch_ ||
         (leader_epoch == leader_epoch_ && state_ == State::kLeading)) {
       if (state_ == State::kLeading) return next_offset_;  // idempotent
@@ -112,33 +122,36 @@ absl::StatusOr<int64_t> Partition::TakeOver(int64_t leader_epoch) {
     if (active_->epoch() != static_cast<uint32_t>(leader_epoch)) {
       KAAS_RETURN_IF_ERROR(RollLocked(static_cast<uint32_t>(leader_epoch)));
     }
+    // Until the epoch is adopted, appends at the old epoch would land in the
+    // new epoch's file, and a roll at the old epoch would create a segment
+    // that recovery quarantines as a deposed leader's: refuse both. After a
+    // failure the refusal stays until a re-drive succeeds.
+    take_over_epoch_ = leader_epoch;
     failure = SyncAllLocked(&done);
+    if (failure.ok()) {
+      // Sampled in the same critical section as the sync: the checkpoint
+      // and snapshot claim exactly the bytes it made durable.
+      next_epochs = epochs_;
+      next_epochs.Begin(leader_epoch, next_offset_);
+      manifest = ManifestLocked();
+      manifest.set_leader_epoch(leader_epoch);
+      SetEpochs(next_epochs, &manifest);
+      checkpoint = CheckpointLocked();
+      snapshot = StateSnapshotLocked();
+      snapshot.set_leader_epoch(leader_epoch);
+      checkpoint_after_roll_ = false;
+      last_checkpoint_position_ = active_->size();
+    }
   }
   Complete(done);
   if (!failure.ok()) return failure;
-  {
-    absl::MutexLock lock(&mu_);
-    if (state_ == State::kClosed) {
-      return StorageError(StorageErrorCode::kNotLeader,
-                          absl::StrCat(dir_, ": leadership was given up"));
-    }
-    next_epochs = epochs_;
-    next_epochs.Begin(leader_epoch, next_offset_);
-    manifest = ManifestLocked();
-    manifest.set_leader_epoch(leader_epoch);
-    SetEpochs(next_epochs, &manifest);
-    checkpoint = CheckpointLocked();
-    snapshot = StateSnapshotLocked();
-    snapshot.set_leader_epoch(leader_epoch);
-    checkpoint_after_roll_ = false;
-    last_checkpoint_position_ = active_->size();
-  }
   KAAS_ASSIGN_OR_RETURN(
       metadata::ManifestWrite written,
       metadata::WriteManifestUnlessSuperseded(*runtime_.fs, dir_, manifest));
   if (written.superseded) {
     // D-15: another leader took over with a higher epoch; adopting ours
-    // would let this engine write under a fenced epoch.
+    // would let this engine write under a fenced epoch. Appends stay
+    // refused.
     return StorageError(
         StorageErrorCode::kNotLeader,
         absl::StrFormat("%s: superseded by leader epoch %d on disk (asked "
@@ -149,8 +162,14 @@ absl::StatusOr<int64_t> Partition::TakeOver(int64_t leader_epoch) {
   int64_t log_end;
   {
     absl::MutexLock lock(&mu_);
+    if (state_ == State::kClosed) {
+      // Abandoned while the manifest was written: stay closed.
+      return StorageError(StorageErrorCode::kNotLeader,
+                          absl::StrCat(dir_, ": leadership was given up"));
+    }
     leader_epoch_ = leader_epoch;
     state_ = State::kLeading;
+    take_over_epoch_.reset();
     PublishOffsetsLocked();
     log_end = next_offset_;
   }
@@ -172,6 +191,19 @@ void Partition::CloseLocked(const absl::Status& waiter_error,
     segment->ReleaseWriteHandle();
     segment->DropReadState();
   }
+}
+
+void Partition::AwaitPersistsAfterClose() {
+  // A checkpoint writer holds checkpoint_mu_ from its state check to the
+  // end of its write: taking it once waits for the one in flight.
+  { absl::MutexLock checkpoint_lock(&checkpoint_mu_); }
+  SegmentList segments;
+  {
+    absl::MutexLock lock(&mu_);
+    segments = segments_;
+  }
+  // Outside mu_: this waits for an index write in flight.
+  for (const auto& segment : segments) segment->StopPersisting();
 }
 
 absl::Status Partition::Relinquish() {
@@ -213,6 +245,7 @@ absl::Status Partition::Relinquish() {
                 &done);
   }
   Complete(done);
+  AwaitPersistsAfterClose();
   if (persist) {
     WriteCheckpointAndSnapshot(checkpoint, snapshot, /*final=*/true);
     absl::StatusOr<metadata::ManifestWrite> written =
@@ -226,14 +259,18 @@ void Partition::Abandon() {
   Completions done;
   {
     absl::MutexLock lock(&mu_);
-    if (state_ == State::kClosed) return;
-    CloseLocked(StorageError(StorageErrorCode::kNotLeader,
-                             absl::StrCat(dir_,
-                                          ": the partition was "
-                                          "abandoned")),
-                &done);
+    if (state_ != State::kClosed) {
+      CloseLocked(StorageError(StorageErrorCode::kNotLeader,
+                               absl::StrCat(dir_,
+                                            ": the partition was "
+                                            "abandoned")),
+                  &done);
+    }
   }
   Complete(done);
+  // Even if already closed: a caller may reuse the directory once this
+  // returns.
+  AwaitPersistsAfterClose();
 }
 
 absl::StatusOr<int64_t> Partition::DeleteRecords(int64_t target) {
@@ -287,6 +324,12 @@ absl::StatusOr<LogStartAdvance> Partition::AdvanceLogStart(int64_t target) {
   SegmentList doomed;
   {
     absl::MutexLock lock(&mu_);
+    if (state_ == State::kClosed) {
+      // Closed while the manifest was written: the directory may already
+      // be reused, so no file of it is touched any more.
+      return StorageError(StorageErrorCode::kNotLeader,
+                          absl::StrCat(dir_, ": leadership was given up"));
+    }
     log_start_offset_ = std::max(log_start_offset_, target);
     {
       absl::MutexLock txn_lock(&txn_mu_);

@@ -6,7 +6,10 @@
 //  1. Create the directory durably; remove stray atomic-write temp files.
 //  2. Read the manifest. Corrupt: set aside as "manifest.corrupt" and go on
 //     from the log (epoch = the highest segment epoch). Newer format: refuse
-//     to open (never overwrite what this build cannot read).
+//     to open (never overwrite what this build cannot read). Unreadable
+//     (an I/O error, too many open files, ...): refuse to open, the next
+//     attempt may read it (setting it aside would lose the log start offset
+//     and the epoch history).
 //  3. List segments. Same base offset: the higher epoch wins (an empty loser
 //     is deleted, a non-empty one quarantined). A segment whose epoch is
 //     lower than an earlier segment's, or than the epoch the manifest's
@@ -16,8 +19,12 @@
 //     the checkpoint is valid (names a listed segment, within its size),
 //     else the first segment. Verify every batch (CRC32C, framing, offsets)
 //     from there to the end of the log; at the first invalid byte truncate
-//     that segment and delete every later one. Bytes of a closed segment
-//     past the next segment's base offset are truncated too.
+//     that segment and delete every later one, unless the valid part ends
+//     exactly where the next segment begins (bytes of a failed append left
+//     behind by a roll): then only that tail goes. Bytes of a closed segment
+//     past the next segment's base offset are truncated too. An unreadable
+//     checkpoint fails the open like the manifest; a corrupt or newer one is
+//     set aside and every segment verified.
 //  5. No segment left: create one at the highest offset any metadata
 //     remembers, so offsets are never reused.
 //  6. Rebuild producer and transaction state: the newest valid snapshot at
@@ -132,7 +139,14 @@ absl::Status Partition::Recover(const metadata::ProducerFences& fences,
         absl::StrCat("cannot open ", dir_, ": ",
                      read_manifest.status().message(),
                      "; refusing to open it with an older kaas-storage"));
-  } else if (!absl::IsNotFound(read_manifest.status())) {
+  } else if (!absl::IsNotFound(read_manifest.status()) &&
+             !absl::IsDataLoss(read_manifest.status())) {
+    return StorageError(
+        StorageErrorCode::kStorageError,
+        absl::StrCat("cannot open ", dir_, ": reading ",
+                     fs::JoinPath(dir_, metadata::kManifestFileName),
+                     " failed: ", read_manifest.status().message()));
+  } else if (absl::IsDataLoss(read_manifest.status())) {
     Note(report, dir_,
          absl::StrCat("corrupt manifest set aside as manifest.corrupt, "
                       "recovering from the log: ",
@@ -231,7 +245,16 @@ absl::Status Partition::Recover(const metadata::ProducerFences& fences,
                            checkpoint->segment_base_offset(),
                            checkpoint->position()));
     }
+  } else if (!absl::IsNotFound(checkpoint.status()) &&
+             !absl::IsDataLoss(checkpoint.status()) &&
+             !absl::IsFailedPrecondition(checkpoint.status())) {
+    return StorageError(
+        StorageErrorCode::kStorageError,
+        absl::StrCat("cannot open ", dir_, ": reading ",
+                     fs::JoinPath(dir_, metadata::kCheckpointFileName),
+                     " failed: ", checkpoint.status().message()));
   } else if (!absl::IsNotFound(checkpoint.status())) {
+    // Corrupt, or a newer format: only an optimisation, rebuilt below.
     Note(report, dir_,
          absl::StrCat("unreadable recovery checkpoint set aside (verifying "
                       "every segment): ",
@@ -329,21 +352,31 @@ absl::Status Partition::Recover(const metadata::ProducerFences& fences,
            absl::StrCat(segment->path(SegmentFileKind::kOffsetIndex),
                         ": rebuilt (", recovery.index_problem, ")"));
     }
+    // (Recover stops with kEndOfFile only when it consumed the whole file,
+    // so a truncation always comes with another stop reason.)
     bool ended_early = recovery.scan.stop != segment::ScanStop::kEndOfFile;
-    bool foreign_tail = recovery.truncated_bytes > 0 && !ended_early;
-    if (ended_early || foreign_tail) {
+    if (ended_early) {
       Note(report, dir_,
            absl::StrFormat("%s: truncated %d bytes at position %d: %s",
                            segment->path(SegmentFileKind::kLog),
                            recovery.truncated_bytes, recovery.scan.valid_end,
                            recovery.scan.detail));
     }
-    bool gap = !last && recovery.scan.next_offset != from.end_offset &&
-               recovery.scan.stop == segment::ScanStop::kEndOfFile &&
-               !foreign_tail;
-    if ((ended_early &&
-         recovery.scan.stop != segment::ScanStop::kStoppedByVisitor) ||
-        gap) {
+    bool invalid_tail = ended_early && recovery.scan.stop !=
+                                           segment::ScanStop::kStoppedByVisitor;
+    bool reaches_next = !last && recovery.scan.next_offset == from.end_offset;
+    bool gap = !last && !reaches_next &&
+               recovery.scan.stop == segment::ScanStop::kEndOfFile;
+    if (invalid_tail && reaches_next) {
+      // The log is contiguous without the tail (e.g. a failed append's
+      // bytes that a roll left behind): the later segments are intact.
+      Note(report, dir_,
+           absl::StrFormat("%s: the invalid tail ends a segment whose valid "
+                           "part reaches the next segment's base offset %d: "
+                           "the later segments are kept",
+                           segment->path(SegmentFileKind::kLog),
+                           from.end_offset));
+    } else if (invalid_tail || gap) {
       if (gap) {
         Note(report, dir_,
              absl::StrFormat("%s ends at offset %d but the next segment "
@@ -385,12 +418,10 @@ absl::Status Partition::Recover(const metadata::ProducerFences& fences,
     dir_changed = true;
     if (replay_from < base) replay_from = base;
   }
+  // The verification above always reaches the last segment (the recovery
+  // start is in a listed segment), so it is open for writing.
   std::shared_ptr<Segment> active = segments.back();
-  if (!active->has_write_handle()) {
-    // Only possible when the recovery start was past the last segment's
-    // content (a checkpoint at its end): open it for appends.
-    KAAS_RETURN_IF_ERROR(active->OpenForWrite());
-  }
+  DCHECK(active->has_write_handle()) << active->path(SegmentFileKind::kLog);
 
   // ---- 6. Offsets, state, epochs.
   int64_t next_offset = active->next_offset();
@@ -405,6 +436,9 @@ absl::Status Partition::Recover(const metadata::ProducerFences& fences,
     KAAS_RETURN_IF_ERROR(segments[0]->DeleteFiles());
     ++report->deleted_segments;
     dir_changed = true;
+    // Gone: nothing of it to make durable in step 7.
+    touched.erase(std::remove(touched.begin(), touched.end(), segments[0]),
+                  touched.end());
     segments.erase(segments.begin());
   }
   int64_t log_start =

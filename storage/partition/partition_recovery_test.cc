@@ -1,6 +1,7 @@
 // Recovery: torn tails, flipped bits, garbage, index damage, deposed
 // leaders' segments, checkpoints and corrupt metadata files.
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -19,6 +20,8 @@
 namespace kaas {
 namespace {
 
+using ::kaas::testing::FsOp;
+using ::kaas::testing::HasStorageError;
 using ::kaas::testing::HasStorageErrorWithMessage;
 using ::kaas::testing::PathPattern;
 using ::testing::Contains;
@@ -26,6 +29,7 @@ using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using ::testing::Not;
 
+constexpr absl::string_view kFirstStem = "00000001-00000000000000000000";
 constexpr absl::string_view kFirstLog = "00000001-00000000000000000000.log";
 constexpr absl::string_view kFirstIndex = "00000001-00000000000000000000.index";
 
@@ -56,6 +60,17 @@ class RecoveryTest : public PartitionTest {
     ASSERT_OK(fs::WriteStringToFile(*fs::PosixFileSystem::Default(),
                                     PathOf(name), content));
   }
+  // Puts `log` back as the only segment (a reopen rolls on its first append
+  // by segment.ms, the first batch being old by the manual clock).
+  void RestoreFirstSegment(absl::string_view log) {
+    for (const std::string& name : ListDir()) {
+      if (!absl::StartsWith(name, kFirstStem) &&
+          (absl::EndsWith(name, ".log") || absl::EndsWith(name, "index"))) {
+        ASSERT_OK(fs::PosixFileSystem::Default()->Unlink(PathOf(name)));
+      }
+    }
+    WriteFile(kFirstLog, log);
+  }
   size_t batch_size_ = 0;
 };
 
@@ -79,7 +94,7 @@ TEST_F(RecoveryTest, TornTailsOfEveryLengthAreTruncated) {
     partition = Open();
     EXPECT_EQ(partition->LogEndOffset(), 4);
     partition->Abandon();
-    WriteFile(kFirstLog, clean);
+    RestoreFirstSegment(clean);
   }
 }
 
@@ -438,6 +453,205 @@ TEST_F(RecoveryTest, ACycleNeverPersistsIndexEntriesPastWhatItMadeDurable) {
   partition = Open(config, &report);
   EXPECT_EQ(partition->LogEndOffset(), 1);
   EXPECT_THAT(report.problems, IsEmpty());
+}
+
+// A failed append leaves no bytes behind when the next event is a roll: a
+// later recovery that verifies the closed segment (no checkpoint) finds it
+// clean, and keeps the segments after it.
+TEST_F(RecoveryTest, AFailedAppendBeforeARollLeavesNoTornBytesBehind) {
+  PartitionConfig config = SmallConfig();
+  config.segment_bytes = 4096;
+  const std::string small = Batch(1, 100);
+  auto partition = OpenLeader(1, config);
+  for (int i = 0; i < 3; ++i) AppendDurably(*partition, small);
+  testing::Fault torn(FsOp::kWrite, EIO);
+  torn.path = PathPattern::Substring(".log");
+  torn.torn_write_bytes = 100;
+  fs().InjectFault(torn);
+  EXPECT_THAT(partition->Append(small, 1, Acks::kAll).status(),
+              HasStorageError(StorageErrorCode::kStorageError));
+  AppendDurably(*partition, Batch(1, 3800));  // does not fit: rolls first
+  ASSERT_EQ(partition->Segments().size(), 2u);
+  AppendDurably(*partition, small);
+  fs().Crash();
+  partition.reset();
+  ASSERT_OK(fs().Unlink(PathOf(metadata::kCheckpointFileName)));
+
+  OpenReport report;
+  partition = Open(config, &report);
+  EXPECT_EQ(partition->LogEndOffset(), 5);
+  EXPECT_EQ(report.truncated_bytes, 0u);
+  EXPECT_THAT(report.problems, IsEmpty());
+  EXPECT_EQ(ReadFile(kFirstLog).size(), 3 * small.size());
+}
+
+// If even cutting off the failed append's bytes fails, the roll's seal
+// does it.
+TEST_F(RecoveryTest, ASealCutsOffTornBytesTheFailedAppendCouldNot) {
+  PartitionConfig config = SmallConfig();
+  config.segment_bytes = 4096;
+  const std::string small = Batch(1, 100);
+  auto partition = OpenLeader(1, config);
+  for (int i = 0; i < 3; ++i) AppendDurably(*partition, small);
+  testing::Fault torn(FsOp::kWrite, EIO);
+  torn.path = PathPattern::Substring(".log");
+  torn.torn_write_bytes = 100;
+  fs().InjectFault(torn);
+  testing::Fault no_truncate(FsOp::kTruncate, EIO);
+  no_truncate.path = PathPattern::Substring(".log");
+  fs().InjectFault(no_truncate);
+  EXPECT_THAT(partition->Append(small, 1, Acks::kAll).status(),
+              HasStorageError(StorageErrorCode::kStorageError));
+  AppendDurably(*partition, Batch(1, 3800));  // rolls: seals the first
+  ASSERT_EQ(partition->Segments().size(), 2u);
+  fs().Crash();
+  partition.reset();
+  ASSERT_OK(fs().Unlink(PathOf(metadata::kCheckpointFileName)));
+
+  OpenReport report;
+  partition = Open(config, &report);
+  EXPECT_EQ(partition->LogEndOffset(), 4);
+  EXPECT_EQ(report.truncated_bytes, 0u);
+  EXPECT_EQ(ReadFile(kFirstLog).size(), 3 * small.size());
+}
+
+// Bytes past the last batch of a closed segment whose batches reach the
+// next segment's base offset are only that segment's invalid tail: it is
+// truncated, the later segments are kept.
+TEST_F(RecoveryTest, AnInvalidTailWhereTheNextSegmentBeginsKeepsLaterOnes) {
+  PartitionConfig config = SmallConfig();
+  config.segment_bytes = 2048;
+  {
+    auto partition = OpenLeader(1, config);
+    for (int i = 0; i < 12; ++i) AppendDurably(*partition, Batch(1, 300));
+    ASSERT_GT(partition->Segments().size(), 2u);
+    ASSERT_OK(partition->Relinquish());
+  }
+  const std::string first = ReadFile(kFirstLog);
+  const std::string torn = Batch(1, 300).substr(0, 100);
+  for (const std::string& tail : {torn, std::string(50, '\x5a')}) {
+    WriteFile(kFirstLog, first + tail);
+    RemoveCheckpoint();
+    OpenReport report;
+    auto partition = Open(config, &report);
+    EXPECT_EQ(partition->LogEndOffset(), 12);
+    EXPECT_EQ(report.truncated_bytes, tail.size());
+    EXPECT_EQ(report.deleted_segments, 0);
+    EXPECT_THAT(report.problems,
+                Contains(HasSubstr("the later segments are kept")));
+    EXPECT_EQ(ReadFile(kFirstLog), first);
+  }
+}
+
+// ... but an invalid batch before the end of a closed segment still ends
+// the log there: the later segments do not continue it.
+TEST_F(RecoveryTest, AnInvalidBatchInsideAClosedSegmentDropsTheLaterOnes) {
+  PartitionConfig config = SmallConfig();
+  config.segment_bytes = 2048;
+  const std::string batch = Batch(1, 300);
+  {
+    auto partition = OpenLeader(1, config);
+    for (int i = 0; i < 12; ++i) AppendDurably(*partition, batch);
+    ASSERT_GT(partition->Segments().size(), 2u);
+    ASSERT_OK(partition->Relinquish());
+  }
+  std::string first = ReadFile(kFirstLog);
+  const int64_t batches_in_first = first.size() / batch.size();
+  first[first.size() - 1] ^= 0x10;  // the last batch's CRC fails
+  WriteFile(kFirstLog, first);
+  RemoveCheckpoint();
+  OpenReport report;
+  auto partition = Open(config, &report);
+  EXPECT_EQ(partition->LogEndOffset(), batches_in_first - 1);
+  EXPECT_EQ(partition->Segments().size(), 1u);
+  EXPECT_GE(report.deleted_segments, 2);
+}
+
+// D-12 with a full scan: the segments below the durable log start that the
+// verification opened are deleted, and not synced afterwards.
+TEST_F(RecoveryTest, SegmentsBelowTheLogStartGoEvenWhenEverySegmentIsScanned) {
+  PartitionConfig config = SmallConfig();
+  config.segment_bytes = 2048;
+  auto partition = OpenLeader(1, config);
+  for (int i = 0; i < 12; ++i) AppendDurably(*partition, Batch(1, 300));
+  testing::Fault fault(FsOp::kUnlink, EIO);
+  fault.path = PathPattern::Substring(".log");
+  fault.count = testing::Fault::kForever;
+  fs().InjectFault(fault);
+  ASSERT_OK(partition->DeleteRecords(8).status());
+  fs().Crash();  // after the log start was persisted, before the unlinks
+  fs().ClearFaults();
+  partition.reset();
+  ASSERT_OK(fs().Unlink(PathOf(metadata::kCheckpointFileName)));
+
+  OpenReport report;
+  ASSERT_OK_AND_ASSIGN(partition, TryOpen(config, &report));
+  EXPECT_FALSE(report.used_checkpoint);
+  EXPECT_GE(report.deleted_segments, 1);
+  EXPECT_EQ(partition->LogStartOffset(), 8);
+  EXPECT_EQ(partition->LogEndOffset(), 12);
+}
+
+// Only a corrupt manifest is set aside: one that cannot be read now (an
+// I/O error, too many open files) may be fine on the next attempt, and
+// setting it aside would lose the log start and the epoch history.
+TEST_F(RecoveryTest, AnUnreadableManifestFailsTheOpenAndIsKept) {
+  {
+    auto partition = OpenLeader(7);
+    AppendDurably(*partition, Batch(3), 7);
+    ASSERT_OK(partition->DeleteRecords(1).status());
+    ASSERT_OK(partition->Relinquish());
+  }
+  const std::string path = PathOf(metadata::kManifestFileName);
+  for (const auto& [op, error] :
+       {std::pair<FsOp, int>{FsOp::kOpenForRead, EMFILE}, {FsOp::kRead, EIO}}) {
+    SCOPED_TRACE(testing::FsOpName(op));
+    testing::Fault fault(op, error);
+    fault.path = PathPattern::Regex("/manifest$");
+    fs().InjectFault(fault);
+    EXPECT_THAT(TryOpen().status(),
+                HasStorageErrorWithMessage(StorageErrorCode::kStorageError,
+                                           HasSubstr(path)));
+    fs().ClearFaults();
+    EXPECT_THAT(ListDir(), Contains(std::string(metadata::kManifestFileName)));
+    EXPECT_THAT(ListDir(), Not(Contains("manifest.corrupt")));
+  }
+  auto partition = Open();
+  EXPECT_EQ(partition->LeaderEpoch(), 7);
+  EXPECT_EQ(partition->LogStartOffset(), 1);
+}
+
+// The same for the recovery checkpoint; a checkpoint of a newer format is
+// only an optimisation this build cannot use: set aside and rebuilt.
+TEST_F(RecoveryTest, AnUnreadableCheckpointFailsTheOpenAndIsKept) {
+  {
+    auto partition = OpenLeader(1);
+    for (int i = 0; i < 5; ++i) AppendDurably(*partition, Batch());
+    ASSERT_OK(partition->Relinquish());
+  }
+  testing::Fault fault(FsOp::kOpenForRead, EACCES);
+  fault.path = PathPattern::Regex("/recovery-checkpoint$");
+  fs().InjectFault(fault);
+  EXPECT_THAT(TryOpen().status(),
+              HasStorageErrorWithMessage(
+                  StorageErrorCode::kStorageError,
+                  HasSubstr(PathOf(metadata::kCheckpointFileName))));
+  fs().ClearFaults();
+  EXPECT_THAT(ListDir(), Not(Contains("recovery-checkpoint.corrupt")));
+  OpenReport report;
+  auto partition = Open(SmallConfig(), &report);
+  EXPECT_TRUE(report.used_checkpoint);
+  partition->Abandon();
+
+  ASSERT_OK(
+      metadata::WriteMetadataFile(fs(), PathOf(metadata::kCheckpointFileName),
+                                  metadata::MetadataKind::kRecoveryCheckpoint,
+                                  99, metadata::RecoveryCheckpoint()));
+  OpenReport newer;
+  partition = Open(SmallConfig(), &newer);
+  EXPECT_FALSE(newer.used_checkpoint);
+  EXPECT_EQ(partition->LogEndOffset(), 5);
+  EXPECT_THAT(ListDir(), Contains("recovery-checkpoint.corrupt"));
 }
 
 }  // namespace

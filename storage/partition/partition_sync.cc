@@ -95,11 +95,17 @@ void Partition::RequestSyncLocked() {
       self->RunSync(generation);
   });
   if (config_.fsync_max_latency > absl::ZeroDuration()) {
+    // The check takes mu_, which TakeOver and Relinquish hold across an
+    // fdatasync that may hang: on the timer thread it would hold up every
+    // partition's deadlines and probes.
+    ThreadPool* pool = runtime_.io_pool;
     watchdog_ = runtime_.timers->ScheduleAfter(
-        config_.fsync_max_latency, [weak, generation] {
-          if (std::shared_ptr<Partition> self = weak.lock()) {
-            self->CheckSyncDeadline(generation);
-          }
+        config_.fsync_max_latency, [weak, generation, pool] {
+          pool->Schedule([weak, generation] {
+            if (std::shared_ptr<Partition> self = weak.lock()) {
+              self->CheckSyncDeadline(generation);
+            }
+          });
         });
   }
 }
@@ -210,13 +216,7 @@ void Partition::RunSync(uint64_t generation) {
                         absl::StrCat("fdatasync failed: ", status.message())),
                     &done);
       } else {
-        // The synced seals are a prefix of pending_seals_ (rolls append).
-        size_t synced = std::min(plan.seals.size(), pending_seals_.size());
-        for (size_t i = 0; i < synced; ++i) {
-          released.push_back(pending_seals_[i].segment);
-        }
-        pending_seals_.erase(pending_seals_.begin(),
-                             pending_seals_.begin() + synced);
+        RemoveSyncedSealsLocked(plan.seals, &released);
         if (plan.active == active_) {
           active_durable_position_ =
               std::max(active_durable_position_, plan.active_position);
@@ -243,6 +243,25 @@ void Partition::RunSync(uint64_t generation) {
   }
   for (const auto& segment : released) segment->ReleaseWriteHandle();
   Complete(done);
+}
+
+void Partition::RemoveSyncedSealsLocked(
+    const std::vector<PendingSeal>& synced,
+    std::vector<std::shared_ptr<segment::Segment>>* released) {
+  // Not by position: AdvanceLogStart removes seals from the middle and
+  // SyncAllLocked clears the list while a cycle runs, so the front may be a
+  // segment rolled after the sample, whose tail this cycle did not sync.
+  auto was_synced = [&](const PendingSeal& seal) {
+    return std::any_of(synced.begin(), synced.end(), [&](const PendingSeal& s) {
+      return s.segment == seal.segment;
+    });
+  };
+  for (const PendingSeal& seal : pending_seals_) {
+    if (was_synced(seal)) released->push_back(seal.segment);
+  }
+  pending_seals_.erase(
+      std::remove_if(pending_seals_.begin(), pending_seals_.end(), was_synced),
+      pending_seals_.end());
 }
 
 void Partition::DisarmWatchdogLocked() {
@@ -357,10 +376,7 @@ void Partition::RunRearm() {
       ScheduleRearm();
       return;
     }
-    for (const PendingSeal& seal : pending_seals_) {
-      released.push_back(seal.segment);
-    }
-    pending_seals_.clear();
+    RemoveSyncedSealsLocked(plan.seals, &released);
     dir_sync_needed_ = false;
     active_durable_position_ = plan.active_position;
     active_durable_offset_ = plan.target_offset;

@@ -5,6 +5,7 @@
 
 #include "fs/fs_util.h"
 #include "fs/posix_file_system.h"
+#include "storage/segment/segment_name.h"
 #include "testing/status_matchers.h"
 
 namespace kaas {
@@ -104,6 +105,11 @@ std::vector<std::string> PartitionTest::ListDir() {
   absl::StatusOr<std::vector<std::string>> names =
       fs::PosixFileSystem::Default()->ListDir(dir_);
   return names.ok() ? *names : std::vector<std::string>();
+}
+
+std::string PartitionTest::LogFileName(uint32_t epoch, int64_t base_offset) {
+  return segment::SegmentFileName(segment::SegmentId{base_offset, epoch},
+                                  segment::SegmentFileKind::kLog);
 }
 
 std::string PartitionTest::PathOf(absl::string_view name) const {

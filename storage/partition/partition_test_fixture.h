@@ -43,6 +43,8 @@ class PartitionTest : public ::testing::Test {
   testing::FaultInjectingFileSystem& fs() { return fs_; }
   ManualClock& clock() { return clock_; }
   StorageStats& stats() { return stats_; }
+  // The timer thread the partitions use (for watchdogs and probes).
+  TimerThread& timers() { return timers_; }
 
   // Opens dir() (asserting success) with `config`.
   std::shared_ptr<Partition> Open(const PartitionConfig& config = SmallConfig(),
@@ -74,6 +76,8 @@ class PartitionTest : public ::testing::Test {
 
   // The names in dir(), sorted.
   std::vector<std::string> ListDir();
+  // The name of the .log file of the segment at `base_offset`, `epoch`.
+  static std::string LogFileName(uint32_t epoch, int64_t base_offset);
   std::string PathOf(absl::string_view name) const;
 
  private:

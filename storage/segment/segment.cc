@@ -239,11 +239,17 @@ absl::Status Segment::Append(absl::Span<const absl::string_view> parts,
   KAAS_ASSIGN_OR_RETURN(std::shared_ptr<fs::WritableFile> file,
                         WriteHandle("append to"));
   uint64_t position = size_.load(std::memory_order_relaxed);
-  KAAS_RETURN_IF_ERROR(file->WriteAtV(position, parts));
-  {
-    absl::MutexLock writer(&writer_);
-    IndexBatch(batch, position);
+  absl::Status status = file->WriteAtV(position, parts);
+  absl::MutexLock writer(&writer_);
+  if (!status.ok()) {
+    // Part of the batch may have been written. The next append would
+    // overwrite it, but if the next event is a roll it would stay behind the
+    // segment's last batch, where recovery takes it for a torn log.
+    torn_tail_ = true;
+    TruncateTornTail(*file);
+    return status;
   }
+  IndexBatch(batch, position);
   next_offset_.store(batch.last_offset + 1, std::memory_order_release);
   size_.store(position + bytes, std::memory_order_release);
   return absl::OkStatus();
@@ -282,9 +288,25 @@ absl::Status Segment::RewriteTail(uint64_t position, int64_t offset) {
 }
 
 absl::Status Segment::DataSync() {
-  KAAS_ASSIGN_OR_RETURN(std::shared_ptr<fs::WritableFile> file,
-                        WriteHandle("sync"));
+  std::shared_ptr<fs::WritableFile> file;
+  {
+    absl::MutexLock lock(&mu_);
+    file = write_file_;
+  }
+  // Released: durable already, deleted, or closed (see the header).
+  if (file == nullptr) return absl::OkStatus();
   return file->DataSync();
+}
+
+void Segment::TruncateTornTail(fs::WritableFile& file) {
+  absl::Status status = file.Truncate(size());
+  if (status.ok()) {
+    torn_tail_ = false;
+  } else {
+    LOG(WARNING) << path(SegmentFileKind::kLog)
+                 << ": could not cut off the bytes of a failed append: "
+                 << status;
+  }
 }
 
 absl::Status Segment::PersistIndexFile(SegmentFileKind kind,
@@ -315,7 +337,7 @@ absl::Status Segment::PersistIndexes(uint64_t up_to_position,
   }
   if (index == nullptr) return absl::OkStatus();  // never loaded: nothing new
   absl::MutexLock persist(&persist_mu_);
-  if (files_gone_) return absl::OkStatus();
+  if (persisting_stopped_) return absl::OkStatus();
   const size_t index_entries = std::max(
       index->CountBelowPosition(up_to_position), persisted_index_entries_);
   KAAS_RETURN_IF_ERROR(PersistIndexFile(
@@ -337,6 +359,11 @@ void Segment::Seal() {
   absl::MutexLock writer(&writer_);
   if (sealed_) return;
   sealed_ = true;
+  if (torn_tail_) {
+    absl::StatusOr<std::shared_ptr<fs::WritableFile>> file =
+        WriteHandle("seal");
+    if (file.ok()) TruncateTornTail(**file);
+  }
   int64_t max_timestamp = max_timestamp_.load();
   int64_t next = next_offset_.load();
   if (max_timestamp >= 0 && next > id_.base_offset) {
@@ -468,17 +495,18 @@ absl::StatusOr<std::shared_ptr<const SegmentReadState>> Segment::RebuildIndexes(
   time_info_known_.store(true);
   {
     absl::MutexLock persist(&persist_mu_);
-    absl::Status status =
-        PersistIndexFile(SegmentFileKind::kOffsetIndex, index->Encode(), 0,
-                         kOffsetIndexEntrySize, index->size());
-    if (status.ok()) {
-      status =
-          PersistIndexFile(SegmentFileKind::kTimeIndex, time_index->Encode(), 0,
-                           kTimeIndexEntrySize, time_index->size());
-    }
-    if (!status.ok()) {
-      LOG(WARNING) << path(SegmentFileKind::kLog)
-                   << ": could not persist the rebuilt indexes: " << status;
+    if (!persisting_stopped_) {
+      absl::Status status =
+          PersistIndexFile(SegmentFileKind::kOffsetIndex, index->Encode(), 0,
+                           kOffsetIndexEntrySize, index->size());
+      if (status.ok()) {
+        status =
+            PersistIndexFile(SegmentFileKind::kTimeIndex, time_index->Encode(),
+                             0, kTimeIndexEntrySize, time_index->size());
+      }
+      LOG_IF(WARNING, !status.ok())
+          << path(SegmentFileKind::kLog)
+          << ": could not persist the rebuilt indexes: " << status;
     }
   }
   auto state = std::make_shared<SegmentReadState>(
@@ -592,11 +620,13 @@ absl::StatusOr<ScanResult> Segment::WalkFrom(int64_t from_offset,
 
 void Segment::DropReadState() { cache_->Erase(cache_key_); }
 
+void Segment::StopPersisting() {
+  absl::MutexLock persist(&persist_mu_);
+  persisting_stopped_ = true;
+}
+
 absl::Status Segment::DeleteFiles() {
-  {
-    absl::MutexLock persist(&persist_mu_);
-    files_gone_ = true;
-  }
+  StopPersisting();
   DropReadState();
   ReleaseWriteHandle();
   absl::Status first_error;
@@ -612,10 +642,7 @@ absl::Status Segment::DeleteFiles() {
 }
 
 absl::Status Segment::Quarantine() {
-  {
-    absl::MutexLock persist(&persist_mu_);
-    files_gone_ = true;
-  }
+  StopPersisting();
   DropReadState();
   ReleaseWriteHandle();
   for (SegmentFileKind kind :

@@ -33,7 +33,7 @@
 //     take the partition lock.
 //   * DeleteFiles/Quarantine/DropReadState may run concurrently with readers
 //     (a reader holding a SegmentReadState keeps its descriptor open until it
-//     finishes).
+//     finishes). StopPersisting may run concurrently with anything.
 
 #ifndef KAAS_STORAGE_SEGMENT_SEGMENT_H_
 #define KAAS_STORAGE_SEGMENT_SEGMENT_H_
@@ -158,8 +158,10 @@ class Segment {
 
   // Writes the concatenation of `parts` (one batch of `bytes` bytes,
   // described by `batch`) at size(), indexes it and publishes the new size.
-  // On error nothing is published (a partial write is overwritten by the
-  // next append). REQUIRES: a write handle; batch offsets continue the log.
+  // On error nothing is published and the file is truncated back to size()
+  // (best effort; Seal() retries), so that a partial write never stays
+  // behind the last batch of a segment that rolls next. REQUIRES: a write
+  // handle; batch offsets continue the log.
   absl::Status Append(absl::Span<const absl::string_view> parts, size_t bytes,
                       const BatchSummary& batch);
 
@@ -169,8 +171,13 @@ class Segment {
   // kernel's copy marked clean. kDataLoss if the bytes no longer verify.
   absl::Status RewriteTail(uint64_t position, int64_t offset);
 
-  // fdatasync of the .log file. Safe concurrently with Append. Returns
-  // kFailedPrecondition if the write handle was released.
+  // fdatasync of the .log file. Safe concurrently with Append. OK without
+  // syncing anything once the write handle was released: the partition
+  // releases it only after the bytes were made durable (by a sync cycle or a
+  // final sync), when the files are deleted or quarantined, or at close
+  // (after which nothing is published as durable). So nothing is left to
+  // sync, and a sync cycle that sampled the segment before the release must
+  // not fail (that would stall the partition for nothing).
   absl::Status DataSync();
 
   // Writes the in-memory indexes to the .index and .timeindex files
@@ -182,9 +189,10 @@ class Segment {
       uint64_t up_to_position = std::numeric_limits<uint64_t>::max(),
       int64_t up_to_offset = std::numeric_limits<int64_t>::max());
 
-  // Ends appends: adds the final time index entry so that the persisted time
-  // index holds the segment's largest timestamp. The write handle stays open
-  // (for the pending fsync) until ReleaseWriteHandle().
+  // Ends appends: cuts off what a failed append left past size() (if
+  // Append could not), and adds the final time index entry so that the
+  // persisted time index holds the segment's largest timestamp. The write
+  // handle stays open (for the pending fsync) until ReleaseWriteHandle().
   void Seal();
 
   // Closes the write handle (after a final sync, or on abandon). Reads keep
@@ -235,6 +243,12 @@ class Segment {
   // Releases the cached read state (descriptors) of this segment.
   void DropReadState();
 
+  // Makes every later PersistIndexes (and the index files written by an
+  // index rebuild) a no-op; returns once a persist in flight has finished.
+  // The partition calls it when it closes: the directory may already belong
+  // to a new incarnation of the partition, so nothing may be written there.
+  void StopPersisting();
+
  private:
   Segment(const SegmentOptions& options, std::string dir, SegmentId id,
           uint64_t size, int64_t next_offset);
@@ -250,6 +264,9 @@ class Segment {
   // Rebuilds both indexes (and the time info) by walking the log headers.
   absl::StatusOr<std::shared_ptr<const SegmentReadState>> RebuildIndexes(
       std::shared_ptr<const fs::ReadableFile> file);
+  // Truncates the .log file to size() if a failed append left bytes past it.
+  void TruncateTornTail(fs::WritableFile& file)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(writer_);
   // Adds index entries for a batch at `position` (writer side).
   void IndexBatch(const BatchSummary& batch, uint64_t position)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(writer_);
@@ -286,14 +303,17 @@ class Segment {
   std::shared_ptr<TimeIndex> time_index_ ABSL_GUARDED_BY(writer_);
   uint64_t last_indexed_position_ ABSL_GUARDED_BY(writer_) = 0;
   bool sealed_ ABSL_GUARDED_BY(writer_) = false;
+  // A failed append left bytes past size() that could not be truncated yet.
+  bool torn_tail_ ABSL_GUARDED_BY(writer_) = false;
 
   // Serialises PersistIndexes (which may race with a roll's persist).
   absl::Mutex persist_mu_;
   size_t persisted_index_entries_ ABSL_GUARDED_BY(persist_mu_) = 0;
   size_t persisted_time_entries_ ABSL_GUARDED_BY(persist_mu_) = 0;
-  // Set by DeleteFiles/Quarantine: a sync cycle finishing late must not
-  // recreate index files of a segment that is gone.
-  bool files_gone_ ABSL_GUARDED_BY(persist_mu_) = false;
+  // Set by DeleteFiles/Quarantine (the files are gone) and StopPersisting
+  // (the partition closed): a sync cycle or a reader finishing late must not
+  // write index files any more.
+  bool persisting_stopped_ ABSL_GUARDED_BY(persist_mu_) = false;
 };
 
 }  // namespace kaas::segment
