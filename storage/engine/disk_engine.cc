@@ -9,24 +9,18 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "base/status_macros.h"
 #include "fs/fs_util.h"
 #include "fs/posix_file_system.h"
 #include "glog/logging.h"
 #include "storage/common/storage_error.h"
 #include "storage/common/topic_name.h"
+#include "storage/engine/request_validation.h"
 #include "storage/engine/topic_config.h"
 #include "storage/metadata/partition_files.h"
 
 namespace kaas {
-namespace {
-
-absl::Status ValidateTopicPartition(const TopicPartition& tp) {
-  KAAS_RETURN_IF_ERROR(ValidateTopicName(tp.topic));
-  return ValidatePartition(tp.partition);
-}
-
-}  // namespace
 
 DiskEngine::DiskEngine(Options options)
     : options_(std::move(options)),
@@ -89,6 +83,11 @@ absl::StatusOr<std::unique_ptr<DiskEngine>> DiskEngine::Create(
 DiskEngine::~DiskEngine() {
   absl::Status status = Drain();
   LOG_IF(ERROR, !status.ok()) << "drain at shutdown: " << status;
+  // Then the members go in the order disk_engine.h explains; the expiry
+  // cycle must not arm another tick on the timer thread about to go.
+  absl::MutexLock lock(&expiry_mu_);
+  expiry_stopped_ = true;
+  if (expiry_task_.has_value()) timers_.Cancel(*expiry_task_);
 }
 
 void DiskEngine::SetPlacementResolver(
@@ -117,35 +116,56 @@ PartitionRuntime DiskEngine::runtime() {
 
 void DiskEngine::ScheduleProducerExpiry() {
   if (options_.producer_expiry_interval <= absl::ZeroDuration()) return;
-  timers_.ScheduleAfter(options_.producer_expiry_interval, [this] {
-    io_pool_.Schedule([this] {
-      std::vector<std::shared_ptr<Partition>> partitions;
-      {
-        absl::ReaderMutexLock lock(&map_mu_);
-        for (const auto& [tp, partition] : led_)
-          partitions.push_back(partition);
-      }
-      for (const auto& partition : partitions) partition->ExpireProducers();
-      ScheduleProducerExpiry();
-    });
-  });
+  absl::MutexLock lock(&expiry_mu_);
+  if (expiry_stopped_) return;
+  expiry_task_ =
+      timers_.ScheduleAfter(options_.producer_expiry_interval, [this] {
+        // Checked under expiry_mu_, which the destructor holds to stop the
+        // cycle: a tick that runs after that schedules nothing.
+        absl::MutexLock lock(&expiry_mu_);
+        if (expiry_stopped_) return;
+        io_pool_.Schedule([this] {
+          std::vector<std::shared_ptr<Partition>> partitions;
+          {
+            absl::ReaderMutexLock lock(&map_mu_);
+            for (const auto& [tp, partition] : led_)
+              partitions.push_back(partition);
+          }
+          for (const auto& partition : partitions) partition->ExpireProducers();
+          ScheduleProducerExpiry();
+        });
+      });
 }
 
 absl::StatusOr<std::shared_ptr<Partition>> DiskEngine::Led(
     const TopicPartition& tp) {
   KAAS_RETURN_IF_ERROR(ValidateTopicPartition(tp));
   absl::ReaderMutexLock lock(&map_mu_);
-  if (migrating_.contains(tp)) {
-    return StorageError(
-        StorageErrorCode::kMigrating,
-        absl::StrCat(tp.ToString(), " is moving to another log dir"));
-  }
+  KAAS_RETURN_IF_ERROR(CheckNotMigratingLocked(tp));
   auto it = led_.find(tp);
   if (it == led_.end()) {
     return StorageError(StorageErrorCode::kNotLeader,
                         absl::StrCat(tp.ToString(), " is not led here"));
   }
   return it->second;
+}
+
+absl::Status DiskEngine::CheckNotMigrating(const TopicPartition& tp) {
+  absl::ReaderMutexLock lock(&map_mu_);
+  return CheckNotMigratingLocked(tp);
+}
+
+absl::Status DiskEngine::CheckNotMigratingLocked(const TopicPartition& tp) {
+  if (!migrating_.contains(tp)) return absl::OkStatus();
+  return StorageError(
+      StorageErrorCode::kMigrating,
+      absl::StrCat(tp.ToString(), " is moving to another log dir"));
+}
+
+uint64_t DiskEngine::AbandonsOf(absl::string_view topic) {
+  absl::ReaderMutexLock lock(&map_mu_);
+  auto it = abandons_.find(topic);
+  return it == abandons_.end() ? 0 : it->second;
 }
 
 std::shared_ptr<absl::Mutex> DiskEngine::LifecycleLock(
@@ -156,6 +176,28 @@ std::shared_ptr<absl::Mutex> DiskEngine::LifecycleLock(
   return mu;
 }
 
+absl::StatusOr<std::optional<std::string>> DiskEngine::CompletedMoveCopy(
+    const std::string& partition_dir) {
+  absl::StatusOr<std::string> target = fs::ReadFileToString(
+      *fs_, fs::JoinPath(partition_dir, kMovingToFileName));
+  if (!target.ok()) return std::nullopt;
+  const placement::LogDirInfo* dir = log_dirs_->Find(*target);
+  if (dir == nullptr) return std::nullopt;
+  std::string copy =
+      fs::JoinPath(dir->path, fs::Basename(fs::Dirname(partition_dir)),
+                   fs::Basename(partition_dir));
+  // A marker naming the source's own log dir describes no copy (a move to
+  // the same dir does nothing); never let it make the source reclaimable.
+  if (copy == partition_dir) return std::nullopt;
+  // Only a copy with a manifest is the partition's data (as for any
+  // partition dir): a bare directory there must not make the source look
+  // reclaimable.
+  KAAS_ASSIGN_OR_RETURN(bool copied, fs_->Exists(fs::JoinPath(
+                                         copy, metadata::kManifestFileName)));
+  if (!copied) return std::nullopt;
+  return copy;
+}
+
 absl::StatusOr<bool> DiskEngine::HasPartitionData(
     const std::string& partition_dir) {
   KAAS_ASSIGN_OR_RETURN(
@@ -164,16 +206,28 @@ absl::StatusOr<bool> DiskEngine::HasPartitionData(
   if (!has_manifest) return false;
   // A source whose move completed (its copy exists at the target) is not the
   // partition's data any more; CompleteInterruptedMove reclaims it.
-  absl::StatusOr<std::string> target = fs::ReadFileToString(
-      *fs_, fs::JoinPath(partition_dir, kMovingToFileName));
-  if (!target.ok()) return true;
-  const placement::LogDirInfo* dir = log_dirs_->Find(*target);
-  if (dir == nullptr) return true;
-  std::string topic_dir = fs::Dirname(partition_dir);
-  std::string copy = fs::JoinPath(dir->path, fs::Basename(topic_dir),
-                                  fs::Basename(partition_dir));
-  KAAS_ASSIGN_OR_RETURN(bool copied, fs_->Exists(copy));
-  return !copied;
+  KAAS_ASSIGN_OR_RETURN(std::optional<std::string> copy,
+                        CompletedMoveCopy(partition_dir));
+  return !copy.has_value();
+}
+
+absl::StatusOr<DiskEngine::Resolved> DiskEngine::ResolveForLifecycle(
+    const TopicPartition& tp) {
+  KAAS_RETURN_IF_ERROR(ValidateTopicPartition(tp));
+  std::string partition_name = absl::StrCat(tp.partition);
+  // Reclaim the source of a move that completed before a crash (or whose
+  // reclaim failed).
+  for (const placement::LogDirInfo& dir : log_dirs_->All()) {
+    std::string candidate = fs::JoinPath(dir.path, tp.topic, partition_name);
+    absl::StatusOr<std::optional<std::string>> copy =
+        CompletedMoveCopy(candidate);
+    if (copy.ok() && copy->has_value()) {
+      LOG(WARNING) << tp.ToString() << ": finishing an interrupted move to "
+                   << **copy << ", reclaiming the source " << candidate;
+      KAAS_RETURN_IF_ERROR(CompleteInterruptedMove(tp, candidate, **copy));
+    }
+  }
+  return Resolve(tp);
 }
 
 absl::StatusOr<DiskEngine::Resolved> DiskEngine::Resolve(
@@ -191,18 +245,6 @@ absl::StatusOr<DiskEngine::Resolved> DiskEngine::Resolve(
   const placement::LogDirInfo& assigned =
       log_dirs_->AssignedRoot(assigned_name);
   std::string partition_name = absl::StrCat(tp.partition);
-  // Reclaim the source of a move that completed before a crash.
-  for (const placement::LogDirInfo& dir : log_dirs_->All()) {
-    std::string candidate = fs::JoinPath(dir.path, tp.topic, partition_name);
-    absl::StatusOr<bool> moving =
-        fs_->Exists(fs::JoinPath(candidate, kMovingToFileName));
-    if (moving.ok() && *moving) {
-      absl::StatusOr<bool> has_data = HasPartitionData(candidate);
-      if (has_data.ok() && !*has_data) {
-        KAAS_RETURN_IF_ERROR(CompleteInterruptedMove(tp, candidate));
-      }
-    }
-  }
   KAAS_ASSIGN_OR_RETURN(placement::LogDirSet::PartitionRoot root,
                         log_dirs_->ResolvePartitionRoot(
                             assigned, [&](const std::string& root_path) {
@@ -244,6 +286,10 @@ absl::StatusOr<std::string> DiskEngine::PartitionDir(const TopicPartition& tp) {
 absl::StatusOr<PartitionConfig> DiskEngine::EffectiveConfig(
     const TopicPartition& tp) {
   KAAS_ASSIGN_OR_RETURN(Resolved where, Resolve(tp));
+  return ConfigAt(where);
+}
+
+absl::StatusOr<PartitionConfig> DiskEngine::ConfigAt(const Resolved& where) {
   KAAS_ASSIGN_OR_RETURN(std::optional<TopicConfigOverrides> overrides,
                         ReadTopicConfig(*fs_, fs::Dirname(where.dir)));
   if (!overrides.has_value()) return options_.default_config;
@@ -364,19 +410,34 @@ absl::Status DiskEngine::FenceProducerEpoch(int64_t producer_id,
                         absl::StrCat("cannot fence producer ", producer_id,
                                      " at epoch ", producer_epoch));
   }
+  // Exclusive: a take-over applies the recorded fences and joins led_
+  // entirely before or after this (see fences_mu_).
+  absl::MutexLock fences_lock(&fences_mu_);
   // Durable first: a partition opened from now on applies it.
   KAAS_RETURN_IF_ERROR(
       fences_->Fence(producer_id, producer_epoch, clock_->NowMillis(),
                      options_.default_config.producer_id_expiration_ms));
-  std::vector<std::shared_ptr<Partition>> partitions;
+  std::vector<std::pair<TopicPartition, std::shared_ptr<Partition>>> led;
   {
     absl::ReaderMutexLock lock(&map_mu_);
-    for (const auto& [tp, partition] : led_) partitions.push_back(partition);
+    led.assign(led_.begin(), led_.end());
   }
-  for (const auto& partition : partitions) {
-    KAAS_RETURN_IF_ERROR(partition->FenceProducer(producer_id, producer_epoch));
+  // Every partition, even after a failure: one partition's error must not
+  // leave the others accepting the fenced epoch.
+  std::vector<std::string> failures;
+  for (const auto& [tp, partition] : led) {
+    absl::Status status = partition->FenceProducer(producer_id, producer_epoch);
+    if (!status.ok()) {
+      failures.push_back(absl::StrCat(tp.ToString(), ": ", status.message()));
+    }
   }
-  return absl::OkStatus();
+  if (failures.empty()) return absl::OkStatus();
+  return StorageError(
+      StorageErrorCode::kStorageError,
+      absl::StrCat("fencing producer ", producer_id, " at epoch ",
+                   producer_epoch, " failed on ", failures.size(), " of ",
+                   led.size(),
+                   " led partitions: ", absl::StrJoin(failures, "; ")));
 }
 
 int DiskEngine::StalledPartitions() {

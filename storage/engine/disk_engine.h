@@ -101,7 +101,8 @@ class DiskEngine final : public StorageEngine, public RetentionHost {
   // dirs (no descriptor is opened) and loads the producer fences.
   static absl::StatusOr<std::unique_ptr<DiskEngine>> Create(Options options);
 
-  // Relinquishes every led partition (Drain), logging failures.
+  // Relinquishes every led partition (Drain), logging failures, then stops
+  // the timer thread before the I/O pool (see the members).
   ~DiskEngine() override;
 
   DiskEngine(const DiskEngine&) = delete;
@@ -194,10 +195,42 @@ class DiskEngine final : public StorageEngine, public RetentionHost {
 
   // The led partition, kNotLeader / kMigrating otherwise.
   absl::StatusOr<std::shared_ptr<Partition>> Led(const TopicPartition& tp);
-  // The per-partition lifecycle lock.
+  // kMigrating while `tp` is being moved. Lifecycle calls check it before
+  // waiting for the lifecycle lock, which a move holds for its whole copy.
+  absl::Status CheckNotMigrating(const TopicPartition& tp);
+  absl::Status CheckNotMigratingLocked(const TopicPartition& tp)
+      ABSL_SHARED_LOCKS_REQUIRED(map_mu_);
+  // How many times `topic` was abandoned; a take-over notes it before it
+  // opens anything (see abandons_).
+  uint64_t AbandonsOf(absl::string_view topic);
+  // The per-partition lifecycle lock. REQUIRES: `tp` is valid (the map of
+  // locks only ever holds valid names).
   std::shared_ptr<absl::Mutex> LifecycleLock(const TopicPartition& tp);
+
+  // Where the partition's data is. Read-only: the source of an interrupted
+  // move whose copy is in place is skipped, not reclaimed. Safe without the
+  // lifecycle lock (PartitionLogDir, GetTopicConfig, the cleaner).
   absl::StatusOr<Resolved> Resolve(const TopicPartition& tp);
+  // Resolve, after finishing every interrupted move of `tp` (reclaiming a
+  // source whose copy is durably in place). REQUIRES: the partition's
+  // lifecycle lock, so that no move of it is running.
+  absl::StatusOr<Resolved> ResolveForLifecycle(const TopicPartition& tp);
+  // If `partition_dir` is the source of a move whose copy is in place (its
+  // `.moving-to` names a log dir holding the partition with a manifest),
+  // the copy's path.
+  absl::StatusOr<std::optional<std::string>> CompletedMoveCopy(
+      const std::string& partition_dir);
+  absl::StatusOr<bool> HasPartitionData(const std::string& partition_dir);
   absl::Status CheckIdentity(const TopicPartition& tp, const Resolved& where);
+  // The engine default overlaid with the overrides of `where`'s topic dir.
+  absl::StatusOr<PartitionConfig> ConfigAt(const Resolved& where);
+
+  // TakeOver once the lifecycle lock is held. `abandons` is AbandonsOf(topic)
+  // when the caller started: if the topic was abandoned since, the partition
+  // is not led (kNotLeader).
+  absl::StatusOr<int64_t> TakeOverLocked(const TopicPartition& tp,
+                                         int64_t leader_epoch,
+                                         uint64_t abandons);
   // Opens (recovers) the partition at `where`, retrying briefly when the
   // directory vanishes under it (an operator renaming a dead incarnation
   // aside).
@@ -208,10 +241,12 @@ class DiskEngine final : public StorageEngine, public RetentionHost {
   absl::Status MoveQuiescedPartition(const TopicPartition& tp,
                                      const std::string& source_dir,
                                      const placement::LogDirInfo& target);
-  // Finishes an interrupted move whose copy is complete.
+  // Finishes a move whose copy `copy_dir` is in place: makes the switch
+  // durable, checks the copy, then reclaims `source_dir`. REQUIRES: the
+  // partition's lifecycle lock.
   absl::Status CompleteInterruptedMove(const TopicPartition& tp,
-                                       const std::string& source_dir);
-  absl::StatusOr<bool> HasPartitionData(const std::string& partition_dir);
+                                       const std::string& source_dir,
+                                       const std::string& copy_dir);
   PartitionRuntime runtime();
   void ScheduleProducerExpiry();
 
@@ -229,21 +264,44 @@ class DiskEngine final : public StorageEngine, public RetentionHost {
   std::shared_ptr<const TopicIdentityResolver> identity_
       ABSL_GUARDED_BY(resolvers_mu_);
 
+  // FenceProducerEpoch holds it exclusively while it records a fence and
+  // fences every led partition; a take-over holds it shared while it applies
+  // the recorded fences and inserts the partition into led_. So every fence
+  // reaches every partition that leads: one inserted before the fence's
+  // walk is fenced by the walk, one inserted after applies the record.
+  // Order: a lifecycle lock -> fences_mu_ -> map_mu_.
+  absl::Mutex fences_mu_;
+
   mutable absl::Mutex map_mu_;
   absl::flat_hash_map<TopicPartition, std::shared_ptr<Partition>> led_
       ABSL_GUARDED_BY(map_mu_);
   absl::flat_hash_set<TopicPartition> migrating_ ABSL_GUARDED_BY(map_mu_);
+  // Per topic, how many times AbandonTopic was called. A take-over that
+  // began before an abandon of its topic opened the deleted incarnation's
+  // directory, so it must not lead (it would serve dead data). One small
+  // entry per topic ever abandoned; topics are deleted rarely.
+  absl::flat_hash_map<std::string, uint64_t> abandons_ ABSL_GUARDED_BY(map_mu_);
 
   absl::Mutex lifecycle_mu_;
   absl::flat_hash_map<TopicPartition, std::shared_ptr<absl::Mutex>> lifecycle_
       ABSL_GUARDED_BY(lifecycle_mu_);
 
+  // The producer-expiry cycle (a timer tick hands the work to the pool,
+  // which arms the next tick). The destructor stops it under expiry_mu_.
+  absl::Mutex expiry_mu_;
+  std::optional<TimerThread::TaskId> expiry_task_ ABSL_GUARDED_BY(expiry_mu_);
+  bool expiry_stopped_ ABSL_GUARDED_BY(expiry_mu_) = false;
+
   StorageStats stats_;
   segment::ReadHandleCache read_cache_;
-  // Declared last: destroyed first, so no timer or pool task outlives what
-  // it uses.
-  TimerThread timers_{"kaas-timers"};
+  // Timer tasks schedule pool tasks (expiry ticks, partitions' re-arm
+  // probes), and pool tasks of led partitions arm timers. So: the destructor
+  // first closes every partition (Drain) and stops the expiry cycle; then
+  // timers_, declared last, is destroyed first (pending tasks dropped, a
+  // running one finished), so no timer task can reach a destroyed pool; then
+  // io_pool_ runs what is queued (nothing left arms a timer) and joins.
   ThreadPool io_pool_;
+  TimerThread timers_{"kaas-timers"};
 };
 
 }  // namespace kaas

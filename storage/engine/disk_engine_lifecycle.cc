@@ -4,19 +4,27 @@
 // A move is crash-safe by construction. Steps, with what a crash after each
 // leaves in use:
 //   1. relinquish (the source is complete and quiescent)    -> the source
-//   2. write "<source>/.moving-to" naming the target dir     -> the source
+//   2. carry the topic's config and identity files into
+//      "<target>/<topic>/" (CarryTopicFiles), then write
+//      "<source>/.moving-to" naming the target dir           -> the source
 //   3. copy into "<target>/<topic>/.<p>.moving", fsynced     -> the source
-//   4. rename the copy to "<target>/<topic>/<p>", dir fsync  -> the target:
-//      a source whose .moving-to names a dir that now has the partition is
-//      no longer data (HasPartitionData), and the next resolution finishes
-//      step 5
+//   4. rename the copy to "<target>/<topic>/<p>", dir fsync  -> the target
+//      once that fsync succeeded: a source whose .moving-to names a dir that
+//      now has the partition (with a manifest) is no longer data
+//      (HasPartitionData), and the next lifecycle call finishes step 5
+//      (CompleteInterruptedMove, which repeats the fsync first)
 //   5. rename the source aside to "<root>/<topic>/.<p>.moved", dir fsync,
 //      then delete it                                        -> the target
-// The partition stays fenced (kMigrating) until step 5 is done.
+// The partition stays fenced (kMigrating) until step 5 is done. The move
+// holds the partition's lifecycle lock from step 1 until it leads the
+// partition again, so no other lifecycle call of the partition runs in
+// between; those that would wait for it (take-over, creation, deletion,
+// another move) fail fast with kMigrating instead.
 
 #include <algorithm>
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "base/status_macros.h"
@@ -25,6 +33,9 @@
 #include "storage/common/storage_error.h"
 #include "storage/common/topic_name.h"
 #include "storage/engine/disk_engine.h"
+#include "storage/engine/request_validation.h"
+#include "storage/engine/topic_config.h"
+#include "storage/engine/topic_identity.h"
 #include "storage/metadata/partition_files.h"
 
 namespace kaas {
@@ -36,11 +47,83 @@ std::string HiddenSibling(const std::string& partition_dir,
                       absl::StrCat(".", fs::Basename(partition_dir), suffix));
 }
 
+// Renames `dir` aside to its hidden sibling ".<name><suffix>" (replacing a
+// leftover of an earlier attempt), makes the rename durable, then deletes
+// it. Renamed first so that the path is gone at once: a late writer (a sync
+// cycle of an abandoned partition) creates nothing in the tree being
+// removed, and a crash midway leaves a hidden leftover, never a partial
+// partition under its real name.
+absl::Status RemoveAside(fs::FileSystem& fs, const std::string& dir,
+                         absl::string_view suffix) {
+  std::string trash = HiddenSibling(dir, suffix);
+  KAAS_RETURN_IF_ERROR(fs::RemoveTree(fs, trash));
+  KAAS_RETURN_IF_ERROR(fs.Rename(dir, trash));
+  KAAS_RETURN_IF_ERROR(fs.SyncDir(fs::Dirname(dir)));
+  return fs::RemoveTree(fs, trash);
+}
+
+// Whether the topic file `name` of two topic dirs says the same, compared as
+// parsed (the operator may have written them with other whitespace or hex
+// case). Errors: the file's own (kInvalidConfig naming it).
+absl::StatusOr<bool> TopicFilesAgree(fs::FileSystem& fs, absl::string_view name,
+                                     const std::string& topic_dir,
+                                     const std::string& other_topic_dir) {
+  if (name == kTopicConfigFileName) {
+    KAAS_ASSIGN_OR_RETURN(std::optional<TopicConfigOverrides> config,
+                          ReadTopicConfig(fs, topic_dir));
+    KAAS_ASSIGN_OR_RETURN(std::optional<TopicConfigOverrides> other,
+                          ReadTopicConfig(fs, other_topic_dir));
+    return config == other;
+  }
+  KAAS_ASSIGN_OR_RETURN(std::optional<std::string> id,
+                        ReadTopicIdStamp(fs, topic_dir));
+  KAAS_ASSIGN_OR_RETURN(std::optional<std::string> other,
+                        ReadTopicIdStamp(fs, other_topic_dir));
+  if (!id.has_value() || !other.has_value()) return id == other;
+  return absl::EqualsIgnoreCase(*id, *other);
+}
+
+// The topic's config and identity are read from the topic dir of the log
+// dir holding the partition, so a partition moving to another log dir takes
+// them along: without them it would fall back to the engine defaults (a
+// keep-forever topic to the default retention, whose cleaner then deletes
+// its old segments) and escape the identity gate. Each file is written
+// durably (AtomicReplaceFile) where the target lacks it; one the target
+// already has must agree, otherwise the move fails (kInvalidConfig) rather
+// than silently pick one. REQUIRES: `to_topic_dir` exists.
+absl::Status CarryTopicFiles(fs::FileSystem& fs, const TopicPartition& tp,
+                             const std::string& from_topic_dir,
+                             const std::string& to_topic_dir) {
+  for (absl::string_view name : {kTopicConfigFileName, kTopicIdFileName}) {
+    const std::string from = fs::JoinPath(from_topic_dir, name);
+    const std::string to = fs::JoinPath(to_topic_dir, name);
+    absl::StatusOr<std::string> content = fs::ReadFileToString(fs, from);
+    if (absl::IsNotFound(content.status())) continue;
+    KAAS_RETURN_IF_ERROR(content.status());
+    KAAS_ASSIGN_OR_RETURN(bool present, fs.Exists(to));
+    if (!present) {
+      KAAS_RETURN_IF_ERROR(fs::AtomicReplaceFile(fs, to, *content));
+      continue;
+    }
+    KAAS_ASSIGN_OR_RETURN(
+        bool agree, TopicFilesAgree(fs, name, from_topic_dir, to_topic_dir));
+    if (!agree) {
+      return StorageError(
+          StorageErrorCode::kInvalidConfig,
+          absl::StrCat("cannot move ", tp.ToString(), ": ", to,
+                       " differs from ", from,
+                       " (a topic's files must agree in every log dir; "
+                       "reconcile them, then move again)"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<std::shared_ptr<Partition>> DiskEngine::OpenPartition(
     const TopicPartition& tp, const Resolved& where) {
-  KAAS_ASSIGN_OR_RETURN(PartitionConfig config, EffectiveConfig(tp));
+  KAAS_ASSIGN_OR_RETURN(PartitionConfig config, ConfigAt(where));
   // An operator reclaiming a dead incarnation renames the topic dir aside
   // and recreates it; an open racing that gap sees ENOENT. Retry briefly.
   absl::Duration backoff = absl::Milliseconds(50);
@@ -67,8 +150,21 @@ absl::StatusOr<std::shared_ptr<Partition>> DiskEngine::OpenPartition(
 
 absl::StatusOr<int64_t> DiskEngine::TakeOver(const TopicPartition& tp,
                                              int64_t leader_epoch) {
+  // Before anything is looked up or created: an invalid epoch must leave no
+  // directory behind, and the map of lifecycle locks holds valid names only.
+  KAAS_RETURN_IF_ERROR(ValidateTopicPartition(tp));
+  KAAS_RETURN_IF_ERROR(ValidateLeaderEpoch(leader_epoch));
+  const uint64_t abandons = AbandonsOf(tp.topic);
+  // Before the lifecycle lock, which a move holds for its whole copy.
+  KAAS_RETURN_IF_ERROR(CheckNotMigrating(tp));
   std::shared_ptr<absl::Mutex> lifecycle = LifecycleLock(tp);
   absl::MutexLock lifecycle_lock(lifecycle.get());
+  return TakeOverLocked(tp, leader_epoch, abandons);
+}
+
+absl::StatusOr<int64_t> DiskEngine::TakeOverLocked(const TopicPartition& tp,
+                                                   int64_t leader_epoch,
+                                                   uint64_t abandons) {
   std::shared_ptr<Partition> partition;
   {
     absl::StatusOr<std::shared_ptr<Partition>> led = Led(tp);
@@ -81,7 +177,7 @@ absl::StatusOr<int64_t> DiskEngine::TakeOver(const TopicPartition& tp,
   }
   if (partition != nullptr) return partition->TakeOver(leader_epoch);
 
-  KAAS_ASSIGN_OR_RETURN(Resolved where, Resolve(tp));
+  KAAS_ASSIGN_OR_RETURN(Resolved where, ResolveForLifecycle(tp));
   // The identity gate runs before anything is created: opening creates the
   // directory, which must not re-materialise a dir being reclaimed.
   KAAS_RETURN_IF_ERROR(CheckIdentity(tp, where));
@@ -93,14 +189,40 @@ absl::StatusOr<int64_t> DiskEngine::TakeOver(const TopicPartition& tp,
     partition->Abandon();
     return log_end.status();
   }
-  absl::MutexLock lock(&map_mu_);
-  led_[tp] = std::move(partition);
+  bool abandoned = false;
+  {
+    absl::ReaderMutexLock fences_lock(&fences_mu_);
+    // Recovery applied the fences recorded when it began; a fence recorded
+    // since found no led partition to fence. Apply the record again while
+    // no fence can be recorded (see fences_mu_). Fencing keeps the highest
+    // epoch, so applying a fence twice changes nothing.
+    const metadata::ProducerFences fences = fences_->Snapshot();
+    for (const metadata::ProducerFences::Fence& fence : fences.fences()) {
+      absl::Status fenced = partition->FenceProducer(
+          fence.producer_id(), static_cast<int16_t>(fence.epoch()));
+      LOG_IF(WARNING, !fenced.ok())
+          << tp.ToString() << ": ignoring invalid producer fence "
+          << fence.producer_id() << "@" << fence.epoch() << ": " << fenced;
+    }
+    absl::MutexLock lock(&map_mu_);
+    auto it = abandons_.find(tp.topic);
+    abandoned = (it == abandons_.end() ? 0 : it->second) != abandons;
+    if (!abandoned) led_[tp] = partition;
+  }
+  if (abandoned) {
+    partition->Abandon();
+    return StorageError(
+        StorageErrorCode::kNotLeader,
+        absl::StrCat(tp.ToString(), ": topic ", tp.topic,
+                     " was abandoned while this take-over was opening it"));
+  }
   return log_end;
 }
 
 absl::Status DiskEngine::Relinquish(const TopicPartition& tp) {
-  KAAS_RETURN_IF_ERROR(ValidateTopicName(tp.topic));
-  KAAS_RETURN_IF_ERROR(ValidatePartition(tp.partition));
+  KAAS_RETURN_IF_ERROR(ValidateTopicPartition(tp));
+  // Not failed fast while the partition moves: the move leads it again at
+  // its end, so this waits for the move and relinquishes what it leads.
   std::shared_ptr<absl::Mutex> lifecycle = LifecycleLock(tp);
   absl::MutexLock lifecycle_lock(lifecycle.get());
   std::shared_ptr<Partition> partition;
@@ -115,9 +237,14 @@ absl::Status DiskEngine::Relinquish(const TopicPartition& tp) {
 }
 
 int DiskEngine::AbandonTopic(absl::string_view topic) {
+  // Nothing of an invalid name is ever led (and it must not become a key).
+  if (!ValidateTopicName(topic).ok()) return 0;
   std::vector<TopicPartition> doomed;
   {
-    absl::ReaderMutexLock lock(&map_mu_);
+    absl::MutexLock lock(&map_mu_);
+    // Counted first: a take-over of the topic still opening (so not in led_
+    // yet) sees the count change and does not lead.
+    ++abandons_[std::string(topic)];
     for (const auto& [tp, partition] : led_) {
       if (tp.topic == topic) doomed.push_back(tp);
     }
@@ -153,31 +280,24 @@ absl::Status DiskEngine::Drain() {
 }
 
 absl::Status DiskEngine::CreatePartition(const TopicPartition& tp) {
+  KAAS_RETURN_IF_ERROR(ValidateTopicPartition(tp));
+  KAAS_RETURN_IF_ERROR(CheckNotMigrating(tp));
   std::shared_ptr<absl::Mutex> lifecycle = LifecycleLock(tp);
   absl::MutexLock lifecycle_lock(lifecycle.get());
-  {
-    absl::StatusOr<std::shared_ptr<Partition>> led = Led(tp);
-    if (led.ok()) return absl::OkStatus();
-    if (HasStorageErrorCode(led.status(), StorageErrorCode::kMigrating)) {
-      return led.status();
-    }
-  }
-  KAAS_ASSIGN_OR_RETURN(Resolved where, Resolve(tp));
+  if (Led(tp).ok()) return absl::OkStatus();
+  KAAS_ASSIGN_OR_RETURN(Resolved where, ResolveForLifecycle(tp));
   KAAS_RETURN_IF_ERROR(CheckIdentity(tp, where));
   return fs::CreateDirsDurably(*fs_, where.dir);
 }
 
 absl::Status DiskEngine::DeletePartition(const TopicPartition& tp) {
+  KAAS_RETURN_IF_ERROR(ValidateTopicPartition(tp));
+  KAAS_RETURN_IF_ERROR(CheckNotMigrating(tp));
   std::shared_ptr<absl::Mutex> lifecycle = LifecycleLock(tp);
   absl::MutexLock lifecycle_lock(lifecycle.get());
   std::shared_ptr<Partition> partition;
   {
     absl::MutexLock lock(&map_mu_);
-    if (migrating_.contains(tp)) {
-      return StorageError(
-          StorageErrorCode::kMigrating,
-          absl::StrCat(tp.ToString(), " is moving to another log dir"));
-    }
     auto it = led_.find(tp);
     if (it != led_.end()) {
       partition = std::move(it->second);
@@ -185,20 +305,15 @@ absl::Status DiskEngine::DeletePartition(const TopicPartition& tp) {
     }
   }
   if (partition != nullptr) partition->Abandon();
-  KAAS_ASSIGN_OR_RETURN(Resolved where, Resolve(tp));
+  KAAS_ASSIGN_OR_RETURN(Resolved where, ResolveForLifecycle(tp));
   KAAS_ASSIGN_OR_RETURN(bool exists, fs_->Exists(where.dir));
   if (!exists) return absl::OkStatus();
-  // Renamed aside first: a sync cycle of the abandoned partition finishing
-  // late writes nothing into the directory being removed (its path is gone).
-  std::string trash = HiddenSibling(where.dir, ".deleted");
-  KAAS_RETURN_IF_ERROR(fs::RemoveTree(*fs_, trash));
-  KAAS_RETURN_IF_ERROR(fs_->Rename(where.dir, trash));
-  KAAS_RETURN_IF_ERROR(fs_->SyncDir(fs::Dirname(where.dir)));
-  return fs::RemoveTree(*fs_, trash);
+  return RemoveAside(*fs_, where.dir, ".deleted");
 }
 
 absl::StatusOr<OpenReport> DiskEngine::RecoverPartition(
     const TopicPartition& tp) {
+  KAAS_RETURN_IF_ERROR(ValidateTopicPartition(tp));
   std::shared_ptr<absl::Mutex> lifecycle = LifecycleLock(tp);
   absl::MutexLock lifecycle_lock(lifecycle.get());
   if (Led(tp).ok()) {
@@ -206,8 +321,8 @@ absl::StatusOr<OpenReport> DiskEngine::RecoverPartition(
         StorageErrorCode::kInvalidRequest,
         absl::StrCat(tp.ToString(), " is led: relinquish it before a repair"));
   }
-  KAAS_ASSIGN_OR_RETURN(Resolved where, Resolve(tp));
-  KAAS_ASSIGN_OR_RETURN(PartitionConfig config, EffectiveConfig(tp));
+  KAAS_ASSIGN_OR_RETURN(Resolved where, ResolveForLifecycle(tp));
+  KAAS_ASSIGN_OR_RETURN(PartitionConfig config, ConfigAt(where));
   OpenReport report;
   KAAS_ASSIGN_OR_RETURN(std::shared_ptr<Partition> partition,
                         Partition::Open(runtime(), where.dir, config,
@@ -216,50 +331,57 @@ absl::StatusOr<OpenReport> DiskEngine::RecoverPartition(
   return report;
 }
 
-absl::Status DiskEngine::CompleteInterruptedMove(
-    const TopicPartition& tp, const std::string& source_dir) {
-  LOG(WARNING) << tp.ToString() << ": finishing an interrupted move, "
-               << "reclaiming the source " << source_dir;
-  std::string trash = HiddenSibling(source_dir, ".moved");
-  KAAS_RETURN_IF_ERROR(fs::RemoveTree(*fs_, trash));
-  KAAS_RETURN_IF_ERROR(fs_->Rename(source_dir, trash));
-  KAAS_RETURN_IF_ERROR(fs_->SyncDir(fs::Dirname(source_dir)));
-  return fs::RemoveTree(*fs_, trash);
+absl::Status DiskEngine::CompleteInterruptedMove(const TopicPartition& tp,
+                                                 const std::string& source_dir,
+                                                 const std::string& copy_dir) {
+  // The switch (step 4) is durable only once the copy's directory entry is:
+  // until then a crash can undo the rename, and the source is the only copy
+  // that survives it. A failing disk stops here, keeping the source.
+  KAAS_RETURN_IF_ERROR(fs_->SyncDir(fs::Dirname(copy_dir)));
+  KAAS_ASSIGN_OR_RETURN(
+      bool complete,
+      fs_->Exists(fs::JoinPath(copy_dir, metadata::kManifestFileName)));
+  if (!complete) {
+    return StorageError(
+        StorageErrorCode::kStorageError,
+        absl::StrCat("cannot finish moving ", tp.ToString(), ": the copy ",
+                     copy_dir, " has no manifest; keeping the source ",
+                     source_dir));
+  }
+  return RemoveAside(*fs_, source_dir, ".moved");
 }
 
 absl::StatusOr<std::string> DiskEngine::MovePartitionToLogDir(
     const TopicPartition& tp, absl::string_view log_dir) {
   KAAS_ASSIGN_OR_RETURN(const placement::LogDirInfo* target,
                         log_dirs_->ResolveMoveTarget(log_dir));
-  std::optional<int64_t> epoch;
-  std::string source_name;
-  absl::Status status;
+  KAAS_RETURN_IF_ERROR(ValidateTopicPartition(tp));
+  const uint64_t abandons = AbandonsOf(tp.topic);
+  KAAS_RETURN_IF_ERROR(CheckNotMigrating(tp));
+  std::shared_ptr<absl::Mutex> lifecycle = LifecycleLock(tp);
+  absl::MutexLock lifecycle_lock(lifecycle.get());
+  KAAS_ASSIGN_OR_RETURN(Resolved source, ResolveForLifecycle(tp));
+  const std::string source_name = source.log_dir->name;
+  if (source.log_dir == target) return source_name;
+  std::shared_ptr<Partition> partition;
   {
-    std::shared_ptr<absl::Mutex> lifecycle = LifecycleLock(tp);
-    absl::MutexLock lifecycle_lock(lifecycle.get());
-    KAAS_ASSIGN_OR_RETURN(Resolved source, Resolve(tp));
-    source_name = source.log_dir->name;
-    if (source.log_dir == target) return source_name;
-    std::shared_ptr<Partition> partition;
-    {
-      absl::MutexLock lock(&map_mu_);
-      if (migrating_.contains(tp)) {
-        return StorageError(StorageErrorCode::kMigrating,
-                            absl::StrCat(tp.ToString(), " is already moving"));
-      }
-      migrating_.insert(tp);
-      auto it = led_.find(tp);
-      if (it != led_.end()) {
-        partition = std::move(it->second);
-        led_.erase(it);
-      }
+    absl::MutexLock lock(&map_mu_);
+    migrating_.insert(tp);
+    auto it = led_.find(tp);
+    if (it != led_.end()) {
+      partition = std::move(it->second);
+      led_.erase(it);
     }
-    if (partition != nullptr) {
-      epoch = partition->LeaderEpoch();
-      status = partition->Relinquish();
-      partition.reset();
-    }
-    if (status.ok()) status = MoveQuiescedPartition(tp, source.dir, *target);
+  }
+  std::optional<int64_t> epoch;
+  absl::Status status;
+  if (partition != nullptr) {
+    epoch = partition->LeaderEpoch();
+    status = partition->Relinquish();
+    partition.reset();
+  }
+  if (status.ok()) status = MoveQuiescedPartition(tp, source.dir, *target);
+  {
     absl::MutexLock lock(&map_mu_);
     migrating_.erase(tp);
   }
@@ -268,9 +390,12 @@ absl::StatusOr<std::string> DiskEngine::MovePartitionToLogDir(
                << " failed: " << status;
   }
   if (epoch.has_value()) {
-    // Serve it again, from wherever its data now is, at the same epoch. A
-    // failure here is the broker's to re-drive (TakeOver is idempotent).
-    absl::StatusOr<int64_t> led_again = TakeOver(tp, *epoch);
+    // Serve it again, from wherever its data now is, at the same epoch, and
+    // still under the lifecycle lock: a Relinquish or DeletePartition
+    // waiting for the move runs after this, never in between (where this
+    // would undo it). A failure here is the broker's to re-drive (TakeOver
+    // is idempotent).
+    absl::StatusOr<int64_t> led_again = TakeOverLocked(tp, *epoch, abandons);
     LOG_IF(ERROR, !led_again.ok())
         << tp.ToString()
         << ": taking it over again after the move: " << led_again.status();
@@ -285,9 +410,16 @@ absl::Status DiskEngine::MoveQuiescedPartition(
   const std::string destination =
       fs::JoinPath(target.path, tp.topic, absl::StrCat(tp.partition));
   const std::string staging = HiddenSibling(destination, ".moving");
-  KAAS_ASSIGN_OR_RETURN(bool source_exists, fs_->Exists(source_dir));
-  if (!source_exists) {
-    // Nothing was ever written: the partition simply starts there.
+  KAAS_RETURN_IF_ERROR(fs::CreateDirsDurably(*fs_, fs::Dirname(destination)));
+  KAAS_RETURN_IF_ERROR(CarryTopicFiles(*fs_, tp, fs::Dirname(source_dir),
+                                       fs::Dirname(destination)));
+  KAAS_ASSIGN_OR_RETURN(
+      bool source_has_data,
+      fs_->Exists(fs::JoinPath(source_dir, metadata::kManifestFileName)));
+  if (!source_has_data) {
+    // Nothing was ever written: the partition simply starts there. (A
+    // directory without a manifest is no partition's data; it may be
+    // another engine's creation in flight, so it is left alone.)
     return fs::CreateDirsDurably(*fs_, destination);
   }
   // A previous attempt may have left a copy behind: it is stale (the source
@@ -296,15 +428,14 @@ absl::Status DiskEngine::MoveQuiescedPartition(
   KAAS_RETURN_IF_ERROR(fs::RemoveTree(*fs_, destination));
   KAAS_RETURN_IF_ERROR(fs::AtomicReplaceFile(
       *fs_, fs::JoinPath(source_dir, kMovingToFileName), target.name));
-  KAAS_RETURN_IF_ERROR(fs::CreateDirsDurably(*fs_, fs::Dirname(staging)));
   KAAS_RETURN_IF_ERROR(fs::CopyTree(*fs_, source_dir, staging));
   // The copy carries the marker; at the target it would mean nothing.
   KAAS_RETURN_IF_ERROR(fs_->Unlink(fs::JoinPath(staging, kMovingToFileName)));
   KAAS_RETURN_IF_ERROR(fs_->SyncDir(staging));
-  // The switch: from here on the target is the partition's data.
+  // The switch: once CompleteInterruptedMove has made it durable, the target
+  // is the partition's data.
   KAAS_RETURN_IF_ERROR(fs_->Rename(staging, destination));
-  KAAS_RETURN_IF_ERROR(fs_->SyncDir(fs::Dirname(destination)));
-  return CompleteInterruptedMove(tp, source_dir);
+  return CompleteInterruptedMove(tp, source_dir, destination);
 }
 
 }  // namespace kaas

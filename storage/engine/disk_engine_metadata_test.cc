@@ -36,18 +36,6 @@ class MetadataTest : public DiskEngineTest {
   }
 };
 
-class FixedIdentity : public TopicIdentityResolver {
- public:
-  explicit FixedIdentity(TopicIncarnation incarnation)
-      : incarnation_(std::move(incarnation)) {}
-  TopicIncarnation IncarnationOf(absl::string_view) const override {
-    return incarnation_;
-  }
-
- private:
-  TopicIncarnation incarnation_;
-};
-
 TEST_F(MetadataTest, TopicOverridesApplyAtOpenAndReloadOverTheDefault) {
   WriteTopicFile(kTopicConfigFileName, R"({"segmentBytes": 4096})");
   auto engine = NewEngine();
@@ -137,6 +125,27 @@ TEST_F(MetadataTest, ProducerFencesPersistForPartitionsOpenedLater) {
   testing::BatchBuilder fenced;
   fenced.Producer(77, 5, 0).AddRecord(absl::nullopt, "y");
   EXPECT_OK(engine->AppendAndWait(kTp, 1, Acks::kAll, fenced.Build()).status());
+}
+
+// The fences file lives in the data dir beside the topic dirs; a topic
+// named like it once made FenceProducerEpoch fail (EISDIR) and the next
+// start-up refuse to open the data dir.
+TEST_F(MetadataTest, ATopicNamedProducerFencesCoexistsWithTheFences) {
+  const TopicPartition tp{"producer-fences", 0};
+  auto engine = NewEngine();
+  ASSERT_OK(engine->TakeOver(tp, 1).status());
+  ASSERT_OK(engine->AppendAndWait(tp, 1, Acks::kAll, Batch()).status());
+  ASSERT_OK(engine->FenceProducerEpoch(/*producer_id=*/77, /*epoch=*/5));
+  engine.reset();
+  engine = NewEngine();
+  ASSERT_NE(engine, nullptr);
+  EXPECT_THAT(engine->PartitionsOnDisk(), ::testing::ElementsAre(tp));
+  ASSERT_OK_AND_ASSIGN(int64_t log_end, engine->TakeOver(tp, 1));
+  EXPECT_EQ(log_end, 1);
+  testing::BatchBuilder zombie;
+  zombie.Producer(77, 4, 0).AddRecord(absl::nullopt, "x");
+  EXPECT_THAT(engine->Append(tp, 1, Acks::kAll, zombie.Build()).status(),
+              HasStorageError(StorageErrorCode::kInvalidProducerEpoch));
 }
 
 // D-21: no corrupt metadata file makes a partition unopenable.

@@ -4,6 +4,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "fs/fs_util.h"
 #include "gmock/gmock.h"
@@ -11,13 +12,18 @@
 #include "placement/static_placement.h"
 #include "storage/common/storage_error.h"
 #include "storage/engine/disk_engine_test_fixture.h"
+#include "storage/engine/topic_config.h"
+#include "storage/engine/topic_identity.h"
 #include "testing/status_matchers.h"
 
 namespace kaas {
 namespace {
 
 using ::kaas::testing::HasStorageError;
+using ::kaas::testing::HasStorageErrorWithMessage;
 using ::kaas::testing::IsOkAndHolds;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
 
 const TopicPartition kTp{"orders", 0};
 
@@ -125,18 +131,26 @@ TEST_F(MoveTest, ACrashAtAnyStepLeavesExactlyOneCompleteCopyInUse) {
     testing::FsOp op;
     const char* path_regex;  // anchored to this step's files only
     int skip;
+    bool switched;  // whether the switch rename happened before the fault
   };
   const std::vector<Step> steps = {
-      {"writing the marker", testing::FsOp::kRename, R"(/\.moving-to$)", 0},
-      {"copying a file", testing::FsOp::kWrite, R"(/\.0\.moving/)", 0},
-      {"syncing the copy", testing::FsOp::kDataSync, R"(/\.0\.moving/)", 1},
+      {"writing the marker", testing::FsOp::kRename, R"(/\.moving-to$)", 0,
+       false},
+      {"copying a file", testing::FsOp::kWrite, R"(/\.0\.moving/)", 0, false},
+      {"syncing the copy", testing::FsOp::kDataSync, R"(/\.0\.moving/)", 1,
+       false},
       {"the switch rename", testing::FsOp::kRename,
-       R"(fast/orders/\.0\.moving$)", 0},
+       R"(fast/orders/\.0\.moving$)", 0, false},
+      // fast/orders is synced three times before the switch: by the
+      // RemoveTree of a stale staging dir and of a stale destination (both
+      // sync the parent even when there was nothing to remove) and by
+      // CopyTree (the parent of the copy).
       {"syncing after the switch", testing::FsOp::kSyncDir, R"(fast/orders$)",
-       0},
+       3, true},
       {"moving the source aside", testing::FsOp::kRename, R"(data/orders/0$)",
-       0},
-      {"deleting the source", testing::FsOp::kUnlink, R"(/\.0\.moved/)", 2},
+       0, true},
+      {"deleting the source", testing::FsOp::kUnlink, R"(/\.0\.moved/)", 2,
+       true},
   };
   for (const Step& step : steps) {
     SCOPED_TRACE(step.name);
@@ -150,6 +164,10 @@ TEST_F(MoveTest, ACrashAtAnyStepLeavesExactlyOneCompleteCopyInUse) {
       fs().InjectFault(fault);
       absl::StatusOr<std::string> moved =
           engine->MovePartitionToLogDir(kTp, "fast");
+      // The fault hit this step, not an earlier or later one.
+      EXPECT_THAT(fs().Exists(fs::JoinPath(ExtraDir("fast"), "orders", "0",
+                                           "manifest")),
+                  IsOkAndHolds(step.switched));
       fs().Crash();
       fs().ClearFaults();
       EXPECT_FALSE(moved.ok()) << "the fault did not hit the move";
@@ -170,6 +188,123 @@ TEST_F(MoveTest, ACrashAtAnyStepLeavesExactlyOneCompleteCopyInUse) {
   }
 }
 
+// A topic's config and identity are read from the topic dir of the log dir
+// holding the partition: they move with it. (Left behind, a keep-forever
+// topic fell back to the default retention and the identity gate opened.)
+TEST_F(MoveTest, MoveCarriesTheTopicConfigAndIdentity) {
+  const std::string id = "11111111-2222-4333-8444-555555555555";
+  const std::string source_topic_dir = fs::JoinPath(data_dir(), "orders");
+  const std::string target_topic_dir = fs::JoinPath(ExtraDir("fast"), "orders");
+  ASSERT_OK(fs::CreateDirsDurably(fs(), source_topic_dir));
+  ASSERT_OK(fs::AtomicReplaceFile(
+      fs(), fs::JoinPath(source_topic_dir, kTopicConfigFileName),
+      R"({"retentionMs": -1})"));
+  ASSERT_OK(WriteTopicIdStamp(fs(), source_topic_dir, id));
+  auto engine = NewEngine({"fast"});
+  engine->SetIdentityResolver(
+      std::make_shared<FixedIdentity>(TopicIncarnation::Known(id)));
+  std::string written = Fill(*engine, 3);
+  ASSERT_OK(engine->MovePartitionToLogDir(kTp, "fast").status());
+  ASSERT_THAT(engine->PartitionLogDir(kTp), IsOkAndHolds("fast"));
+  EXPECT_EQ(ReadAll(*engine), written);
+  ASSERT_OK_AND_ASSIGN(std::optional<TopicConfigOverrides> config,
+                       engine->GetTopicConfig("orders"));
+  ASSERT_TRUE(config.has_value());
+  EXPECT_EQ(config->retention_ms, -1);
+  ASSERT_OK_AND_ASSIGN(RetentionView view, engine->DescribeForRetention(kTp));
+  EXPECT_EQ(view.config.retention_ms, std::nullopt);  // kept forever
+  EXPECT_THAT(ReadTopicIdStamp(fs(), target_topic_dir),
+              IsOkAndHolds(std::optional<std::string>(id)));
+  // The identity gate still guards the partition at its new place.
+  ASSERT_OK(engine->Relinquish(kTp));
+  engine->SetIdentityResolver(std::make_shared<FixedIdentity>(
+      TopicIncarnation::Known("66666666-7777-4888-9999-aaaaaaaaaaaa")));
+  EXPECT_THAT(engine->TakeOver(kTp, 1).status(),
+              HasStorageError(StorageErrorCode::kStaleTopicDir));
+}
+
+// Files the target's topic dir already has are compared as parsed: the same
+// stamp in another hex case agrees, another stamp fails the move before
+// anything is copied, and the partition is served from the source again.
+TEST_F(MoveTest, AMoveIntoATopicDirOfAnotherIdentityFails) {
+  const std::string id = "11111111-2222-4333-8444-555555555555";
+  const std::string other_id = "66666666-7777-4888-9999-aaaaaaaaaaaa";
+  const std::string target_topic_dir = fs::JoinPath(ExtraDir("fast"), "orders");
+  ASSERT_OK(fs::CreateDirsDurably(fs(), fs::JoinPath(data_dir(), "orders")));
+  ASSERT_OK(WriteTopicIdStamp(fs(), fs::JoinPath(data_dir(), "orders"), id));
+  ASSERT_OK(fs::CreateDirsDurably(fs(), target_topic_dir));
+  ASSERT_OK(WriteTopicIdStamp(fs(), target_topic_dir, other_id));
+  auto engine = NewEngine({"fast"});
+  std::string written = Fill(*engine, 3);
+  EXPECT_THAT(engine->MovePartitionToLogDir(kTp, "fast").status(),
+              HasStorageErrorWithMessage(StorageErrorCode::kInvalidConfig,
+                                         HasSubstr(kTopicIdFileName)));
+  EXPECT_THAT(engine->PartitionLogDir(kTp), IsOkAndHolds("default"));
+  EXPECT_EQ(engine->PartitionEpoch(kTp), 1);
+  EXPECT_EQ(ReadAll(*engine), written);
+  EXPECT_THAT(fs().Exists(fs::JoinPath(target_topic_dir, "0")),
+              IsOkAndHolds(false));
+  EXPECT_THAT(ReadTopicIdStamp(fs(), target_topic_dir),
+              IsOkAndHolds(std::optional<std::string>(other_id)));
+
+  ASSERT_OK(fs::AtomicReplaceFile(
+      fs(), fs::JoinPath(target_topic_dir, kTopicIdFileName),
+      absl::StrCat(R"({"topicId": ")", absl::AsciiStrToUpper(id), R"("})")));
+  EXPECT_OK(engine->MovePartitionToLogDir(kTp, "fast").status());
+  EXPECT_THAT(engine->PartitionLogDir(kTp), IsOkAndHolds("fast"));
+}
+
+// Only a copy with a manifest is a move's completed copy: a bare directory
+// at the target (say, another engine's creation in flight) never makes the
+// source look reclaimable.
+TEST_F(MoveTest, ABareTargetDirNeverMakesTheSourceReclaimable) {
+  auto engine = NewEngine({"fast"});
+  std::string written = Fill(*engine, 3);
+  ASSERT_OK(engine->Relinquish(kTp));
+  ASSERT_OK(fs::AtomicReplaceFile(
+      fs(), fs::JoinPath(data_dir(), "orders", "0", kMovingToFileName),
+      "fast"));
+  ASSERT_OK(fs::CreateDirsDurably(
+      fs(), fs::JoinPath(ExtraDir("fast"), "orders", "0")));
+  ASSERT_OK(engine->TakeOver(kTp, 1).status());
+  EXPECT_EQ(ReadAll(*engine), written);
+  EXPECT_THAT(engine->PartitionLogDir(kTp), IsOkAndHolds("default"));
+}
+
+// Only lifecycle calls, under the partition's lifecycle lock, finish an
+// interrupted move; the others resolve without touching the tree (they
+// could race a move's steps, and must not do its I/O).
+TEST_F(MoveTest, OnlyLifecycleCallsFinishAnInterruptedMove) {
+  auto engine = NewEngine({"fast"});
+  std::string written = Fill(*engine, 3);
+  ASSERT_OK(engine->Relinquish(kTp));
+  // A move interrupted after its switch: marker in the source, complete copy
+  // in place.
+  const std::string source = fs::JoinPath(data_dir(), "orders", "0");
+  const std::string copy = fs::JoinPath(ExtraDir("fast"), "orders", "0");
+  ASSERT_OK(fs::AtomicReplaceFile(fs(), fs::JoinPath(source, kMovingToFileName),
+                                  "fast"));
+  ASSERT_OK(fs::CreateDirsDurably(fs(), fs::Dirname(copy)));
+  ASSERT_OK(fs::CopyTree(fs(), source, copy));
+  ASSERT_OK(fs().Unlink(fs::JoinPath(copy, kMovingToFileName)));
+
+  fs().ResetCounts();
+  EXPECT_THAT(engine->PartitionLogDir(kTp), IsOkAndHolds("fast"));
+  EXPECT_THAT(engine->PartitionDir(kTp), IsOkAndHolds(copy));
+  EXPECT_OK(engine->GetTopicConfig("orders").status());
+  EXPECT_OK(engine->EffectiveConfig(kTp).status());
+  for (testing::FsOp op :
+       {testing::FsOp::kRename, testing::FsOp::kUnlink,
+        testing::FsOp::kRemoveDir, testing::FsOp::kSyncDir}) {
+    EXPECT_EQ(fs().Count(op), 0) << testing::FsOpName(op);
+  }
+  EXPECT_THAT(fs().Exists(source), IsOkAndHolds(true));
+
+  ASSERT_OK(engine->TakeOver(kTp, 1).status());
+  EXPECT_EQ(ReadAll(*engine), written);
+  EXPECT_THAT(fs().Exists(source), IsOkAndHolds(false));
+}
+
 TEST_F(MoveTest, ThePartitionIsFencedWhileMoving) {
   auto engine = NewEngine({"fast"});
   Fill(*engine, 2);
@@ -184,6 +319,61 @@ TEST_F(MoveTest, ThePartitionIsFencedWhileMoving) {
   fs().ReleaseSyncs();
   mover.join();
   ASSERT_OK(engine->AppendAndWait(kTp, 1, Acks::kAll, Batch()).status());
+}
+
+// The move holds the partition's lifecycle lock for its whole copy: the
+// lifecycle calls that would wait for it fail fast instead.
+TEST_F(MoveTest, LifecycleCallsFailFastWhileMoving) {
+  auto engine = NewEngine({"fast", "bulk"});
+  Fill(*engine, 2);
+  fs().BlockSyncs(testing::PathPattern::Substring(".0.moving"));
+  std::thread mover(
+      [&] { EXPECT_OK(engine->MovePartitionToLogDir(kTp, "fast").status()); });
+  fs().WaitUntilBlockedSyncs(1);
+  const auto migrating = HasStorageError(StorageErrorCode::kMigrating);
+  EXPECT_THAT(engine->TakeOver(kTp, 2).status(), migrating);
+  EXPECT_THAT(engine->CreatePartition(kTp), migrating);
+  EXPECT_THAT(engine->DeletePartition(kTp), migrating);
+  EXPECT_THAT(engine->MovePartitionToLogDir(kTp, "bulk").status(), migrating);
+  fs().ReleaseSyncs();
+  mover.join();
+  EXPECT_EQ(engine->PartitionEpoch(kTp), 1);
+  EXPECT_THAT(engine->PartitionLogDir(kTp), IsOkAndHolds("fast"));
+}
+
+// The move leads the partition again inside its critical section, so a
+// Relinquish issued meanwhile takes effect after that and is never undone.
+TEST_F(MoveTest, ARelinquishDuringAMoveIsNotUndoneByItsReLead) {
+  auto engine = NewEngine({"fast"});
+  std::string written = Fill(*engine, 2);
+  fs().BlockSyncs(testing::PathPattern::Substring(".0.moving"));
+  std::thread mover(
+      [&] { EXPECT_OK(engine->MovePartitionToLogDir(kTp, "fast").status()); });
+  fs().WaitUntilBlockedSyncs(1);
+  std::thread relinquisher([&] { EXPECT_OK(engine->Relinquish(kTp)); });
+  fs().ReleaseSyncs();
+  mover.join();
+  relinquisher.join();
+  EXPECT_THAT(engine->LedPartitions(), IsEmpty());
+  ASSERT_OK(engine->TakeOver(kTp, 1).status());
+  EXPECT_EQ(ReadAll(*engine), written);
+}
+
+// The topic is deleted while one of its partitions moves: the move finishes
+// (the data is the operator's to reclaim) but does not lead it again.
+TEST_F(MoveTest, AnAbandonDuringAMoveIsNotUndoneByItsReLead) {
+  auto engine = NewEngine({"fast"});
+  Fill(*engine, 2);
+  fs().BlockSyncs(testing::PathPattern::Substring(".0.moving"));
+  std::thread mover(
+      [&] { EXPECT_OK(engine->MovePartitionToLogDir(kTp, "fast").status()); });
+  fs().WaitUntilBlockedSyncs(1);
+  EXPECT_EQ(engine->AbandonTopic("orders"), 0);  // not led while it moves
+  fs().ReleaseSyncs();
+  mover.join();
+  EXPECT_THAT(engine->LedPartitions(), IsEmpty());
+  EXPECT_THAT(engine->HighWatermark(kTp).status(),
+              HasStorageError(StorageErrorCode::kNotLeader));
 }
 
 }  // namespace

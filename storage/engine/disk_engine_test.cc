@@ -10,6 +10,7 @@
 #include "gtest/gtest.h"
 #include "storage/common/storage_error.h"
 #include "storage/engine/disk_engine_test_fixture.h"
+#include "testing/batch_builder.h"
 #include "testing/status_matchers.h"
 
 namespace kaas {
@@ -149,6 +150,68 @@ TEST_F(DiskEngineTest, AbandonThenRecreateWithANewIdentity) {
   ASSERT_OK(fs::CreateDirsDurably(fs(), topic_dir));
   ASSERT_OK_AND_ASSIGN(int64_t log_end, engine->TakeOver(kOrders0, 1));
   EXPECT_EQ(log_end, 0);
+}
+
+// A take-over that opened the deleted incarnation's directory before
+// AbandonTopic must not lead it afterwards (it would serve dead data).
+TEST_F(DiskEngineTest,
+       ATakeOverStillOpeningWhenItsTopicIsAbandonedDoesNotLead) {
+  auto engine = NewEngine();
+  fs().BlockSyncs(testing::PathPattern::Substring("orders/0"));
+  std::thread taker([&] {
+    EXPECT_THAT(engine->TakeOver(kOrders0, 1).status(),
+                HasStorageErrorWithMessage(StorageErrorCode::kNotLeader,
+                                           HasSubstr("abandoned")));
+  });
+  fs().WaitUntilBlockedSyncs(1);
+  EXPECT_EQ(engine->AbandonTopic("orders"), 0);
+  fs().ReleaseSyncs();
+  taker.join();
+  EXPECT_TRUE(engine->LedPartitions().empty());
+  // A take-over that begins after the abandon leads (the identity gate
+  // decides whether the directory may be adopted).
+  EXPECT_OK(engine->TakeOver(kOrders0, 1).status());
+}
+
+// A fence recorded while a take-over recovers (after it read the fences,
+// before it joined the led partitions) still reaches the partition.
+TEST_F(DiskEngineTest, AFenceDuringATakeOverReachesThePartition) {
+  auto engine = NewEngine();
+  fs().BlockSyncs(testing::PathPattern::Substring("orders/0"));
+  std::thread taker([&] { EXPECT_OK(engine->TakeOver(kOrders0, 1).status()); });
+  fs().WaitUntilBlockedSyncs(1);
+  // The fences file is in the data dir, not blocked.
+  ASSERT_OK(engine->FenceProducerEpoch(/*producer_id=*/77, /*epoch=*/5));
+  fs().ReleaseSyncs();
+  taker.join();
+  testing::BatchBuilder zombie;
+  zombie.Producer(77, 4, 0).AddRecord(absl::nullopt, "x");
+  EXPECT_THAT(engine->Append(kOrders0, 1, Acks::kAll, zombie.Build()).status(),
+              HasStorageError(StorageErrorCode::kInvalidProducerEpoch));
+}
+
+TEST_F(DiskEngineTest, AnEpochOutOfRangeCreatesNothing) {
+  auto engine = NewEngine();
+  for (int64_t epoch : {int64_t{-1}, int64_t{1} << 32}) {
+    EXPECT_THAT(engine->TakeOver(kOrders0, epoch).status(),
+                HasStorageError(StorageErrorCode::kInvalidRequest));
+  }
+  EXPECT_THAT(fs().Exists(fs::JoinPath(data_dir(), "orders")),
+              IsOkAndHolds(false));
+}
+
+// Timer ticks hand work to the I/O pool: the engine stops its timers before
+// its pool goes. A tick as often as the timer thread can run keeps one in
+// flight whenever an engine is destroyed (the sanitizers catch a tick that
+// reaches a destroyed pool).
+TEST_F(DiskEngineTest, DestroyingTheEngineStopsTimersBeforeThePool) {
+  DiskEngine::Options options = MakeOptions();
+  options.producer_expiry_interval = absl::Nanoseconds(1);
+  for (int i = 0; i < 20; ++i) {
+    ASSERT_OK_AND_ASSIGN(std::unique_ptr<DiskEngine> engine,
+                         DiskEngine::Create(options));
+    ASSERT_OK(engine->TakeOver(kOrders0, 1).status());
+  }
 }
 
 TEST_F(DiskEngineTest, DeletePartitionRemovesItsFiles) {

@@ -8,15 +8,30 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/clock.h"
 #include "fs/test_util.h"
 #include "gtest/gtest.h"
 #include "storage/engine/disk_engine.h"
+#include "storage/engine/topic_identity.h"
 #include "testing/fault_injecting_file_system.h"
 
 namespace kaas {
+
+// A TopicIdentityResolver answering the same incarnation for every topic.
+class FixedIdentity : public TopicIdentityResolver {
+ public:
+  explicit FixedIdentity(TopicIncarnation incarnation)
+      : incarnation_(std::move(incarnation)) {}
+  TopicIncarnation IncarnationOf(absl::string_view) const override {
+    return incarnation_;
+  }
+
+ private:
+  TopicIncarnation incarnation_;
+};
 
 class DiskEngineTest : public ::testing::Test {
  protected:

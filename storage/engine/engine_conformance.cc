@@ -953,6 +953,7 @@ TEST_P(EngineConformanceTest, InvalidTopicNamesAndPartitionsAreRejected) {
     SCOPED_TRACE(
         absl::StrCat("topic \"", tp.topic, "\" partition ", tp.partition));
     EXPECT_THAT(engine().TakeOver(tp, 1), invalid_request);
+    EXPECT_THAT(engine().Relinquish(tp), invalid_request);
     EXPECT_THAT(engine().CreatePartition(tp), invalid_request);
     EXPECT_THAT(engine().DeletePartition(tp), invalid_request);
     EXPECT_THAT(engine().Append(tp, 1, Acks::kAll, Batch()), invalid_request);

@@ -22,17 +22,13 @@
 #include "storage/common/storage_error.h"
 #include "storage/common/topic_name.h"
 #include "storage/engine/memory_partition.h"
+#include "storage/engine/request_validation.h"
 
 namespace kaas {
 
 namespace {
 
 using memory_internal::MemoryPartition;
-
-absl::Status ValidateTopicPartition(const TopicPartition& tp) {
-  KAAS_RETURN_IF_ERROR(ValidateTopicName(tp.topic));
-  return ValidatePartition(tp.partition);
-}
 
 }  // namespace
 
@@ -174,12 +170,8 @@ absl::Status MemoryEngine::DeletePartition(const TopicPartition& tp) {
 
 absl::StatusOr<int64_t> MemoryEngine::TakeOver(const TopicPartition& tp,
                                                int64_t leader_epoch) {
-  if (leader_epoch < 0 || leader_epoch > std::numeric_limits<uint32_t>::max()) {
-    KAAS_RETURN_IF_ERROR(ValidateTopicPartition(tp));
-    return StorageError(StorageErrorCode::kInvalidRequest,
-                        absl::StrCat("leader epoch ", leader_epoch,
-                                     " is out of range [0, 2^32)"));
-  }
+  KAAS_RETURN_IF_ERROR(ValidateTopicPartition(tp));
+  KAAS_RETURN_IF_ERROR(ValidateLeaderEpoch(leader_epoch));
   while (true) {
     KAAS_ASSIGN_OR_RETURN(PartitionPtr partition, FindOrCreate(tp));
     bool dropped = false;

@@ -59,8 +59,10 @@
 //     (Kafka's rule): a straddling batch is searched from the log start on.
 //     The disk engine's partition layer clamps such a hit to the log start
 //     and keeps the hit's timestamp.
-//   * Relinquish of an invalid topic name or partition is kInvalidRequest
-//     (the disk engine treats it as "not led": OK).
+//   * A TakeOver racing AbandonTopic of its topic may lead a fresh, empty
+//     partition (the abandon dropped the data, so nothing of the deleted
+//     incarnation is served); the disk engine fails a TakeOver still opening
+//     the deleted incarnation's directory with kNotLeader.
 //   * Stats(): appends and reads are counted as the disk engine counts them;
 //     DeleteRecords adds the freed batch bytes to bytes_deleted. There are no
 //     fsyncs, segments, stalls or recoveries to count.

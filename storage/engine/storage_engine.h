@@ -74,6 +74,9 @@ class StorageEngine {
   // is on disk. `leader_epoch` is the epoch the caller believes it leads at:
   // older than the partition's is fenced (kNotLeader); newer is accepted and
   // does not change the partition's epoch (only TakeOver does).
+  // Concurrent Appends to one partition are assigned offsets in the order
+  // they take the partition's lock, which need not be the order of the
+  // calls; each batch's offsets are contiguous.
   // Errors: kNotLeader, kMigrating, kCorruptMessage, kInvalidRecord,
   // kRecordListTooLarge, kMessageTooLarge, kOutOfOrderSequence,
   // kInvalidProducerEpoch, kStalled, kStorageError.
@@ -99,7 +102,9 @@ class StorageEngine {
   // Whole batches from the batch containing `offset`, up to `max_bytes` (the
   // first batch whole even when larger: KIP-74), up to the high watermark
   // (read_uncommitted) or the last stable offset (read_committed, with the
-  // aborted transactions of the range). Errors: kNotLeader,
+  // aborted transactions of the range). Takes no leader epoch: fencing a
+  // fetch by the consumer's leader epoch (KIP-320) is the broker's job, e.g.
+  // against PartitionEpoch. Errors: kNotLeader, kMigrating,
   // kOffsetOutOfRange (below the log start or past the high watermark).
   virtual absl::StatusOr<ReadResult> Read(const TopicPartition& tp,
                                           int64_t offset, size_t max_bytes,
@@ -136,7 +141,7 @@ class StorageEngine {
   virtual absl::Status CreatePartition(const TopicPartition& tp) = 0;
 
   // Gives up the partition (persisting nothing) and deletes its files.
-  // Blocking. Errors: kMigrating.
+  // Blocking. Errors: kMigrating (without waiting for the move).
   virtual absl::Status DeletePartition(const TopicPartition& tp) = 0;
 
   // Leads the partition at `leader_epoch`: opens (recovers) it if needed,
@@ -145,20 +150,26 @@ class StorageEngine {
   // not led, an epoch below the durable one is refused (a newer leader
   // exists). A re-drive after a partial failure completes it. Returns the
   // log end offset. Blocking.
-  // Errors: kNotLeader (a higher epoch is durable: another leader took
-  // over), kMigrating, kStaleTopicDir, kStalled, kStorageError.
+  // `leader_epoch` must be in [0, 2^32) (kInvalidRequest otherwise, checked
+  // before anything is opened or created).
+  // Errors: kInvalidRequest, kNotLeader (a higher epoch is durable: another
+  // leader took over; or AbandonTopic of the topic was called while this
+  // take-over was opening the partition), kMigrating (without waiting for
+  // the move), kStaleTopicDir, kStalled, kStorageError.
   virtual absl::StatusOr<int64_t> TakeOver(const TopicPartition& tp,
                                            int64_t leader_epoch) = 0;
 
   // Gives up leadership: persists the partition's state (unless a newer
   // leader's manifest is on disk) and closes its files. Appends waiting for
   // durability that did not become durable fail with kNotLeader. No-op if
-  // not led. Blocking.
+  // not led. During a move of the partition it waits for the move (which
+  // leads the partition again) and then relinquishes it. Blocking.
   virtual absl::Status Relinquish(const TopicPartition& tp) = 0;
 
   // The topic was deleted: closes every led partition of it persisting
-  // NOTHING (its directory may already be a new incarnation's). Returns how
-  // many were closed. Idempotent.
+  // NOTHING (its directory may already be a new incarnation's). A TakeOver
+  // of the topic that began before this call does not end up leading
+  // (kNotLeader). Returns how many were closed. Idempotent.
   virtual int AbandonTopic(absl::string_view topic) = 0;
 
   // Relinquishes every led partition (shutdown). Blocking.
@@ -187,8 +198,11 @@ class StorageEngine {
   // The partition is fenced (kMigrating) until the copy is durable, the
   // switch is made and the source is reclaimed; a crash at any step leaves
   // exactly one complete copy in use. A led partition is led again at the
-  // same epoch afterwards. Returns the source log dir's name. Blocking.
-  // Errors: kLogDirNotFound, kInvalidRequest (a cordoned dir), kMigrating.
+  // same epoch afterwards. The topic's config and identity files go along
+  // to the target's topic dir. Returns the source log dir's name. Blocking.
+  // Errors: kLogDirNotFound, kInvalidRequest (a cordoned dir), kMigrating
+  // (already moving), kInvalidConfig (the target's topic dir holds a config
+  // or identity file that differs from the source's).
   virtual absl::StatusOr<std::string> MovePartitionToLogDir(
       const TopicPartition& tp, absl::string_view log_dir) = 0;
 
@@ -200,7 +214,9 @@ class StorageEngine {
       absl::string_view topic) = 0;
 
   // Fences `producer_id` at `producer_epoch` (InitProducerId): on every led
-  // partition now, and durably for partitions opened later. Blocking.
+  // partition now, including one whose TakeOver is finishing, and durably
+  // for partitions opened later. A partition that fails to apply it does not
+  // stop the others; the error names each failure. Blocking.
   virtual absl::Status FenceProducerEpoch(int64_t producer_id,
                                           int16_t producer_epoch) = 0;
 

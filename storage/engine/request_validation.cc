@@ -1,0 +1,26 @@
+#include "storage/engine/request_validation.h"
+
+#include <cstdint>
+
+#include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
+#include "storage/common/storage_error.h"
+#include "storage/common/topic_name.h"
+
+namespace kaas {
+
+absl::Status ValidateTopicPartition(const TopicPartition& tp) {
+  KAAS_RETURN_IF_ERROR(ValidateTopicName(tp.topic));
+  return ValidatePartition(tp.partition);
+}
+
+absl::Status ValidateLeaderEpoch(int64_t leader_epoch) {
+  if (leader_epoch < 0 || leader_epoch > int64_t{UINT32_MAX}) {
+    return StorageError(StorageErrorCode::kInvalidRequest,
+                        absl::StrCat("leader epoch ", leader_epoch,
+                                     " is out of range [0, 2^32)"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace kaas
