@@ -4,8 +4,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstring>
-#include <memory>
 #include <string>
 
 #include "absl/status/status.h"
@@ -16,6 +14,7 @@
 #include "fs/file_system.h"
 #include "glog/logging.h"
 #include "storage/batch/record_batch.h"
+#include "storage/segment/chunk_reader.h"
 
 namespace kaas::segment {
 namespace {
@@ -24,85 +23,6 @@ namespace layout = batch_layout;
 
 constexpr int32_t kMinBatchLength =
     static_cast<int32_t>(layout::kHeaderSize - layout::kLogOverhead);
-
-// Sequential reads of file bytes [position, limit) through one reusable
-// buffer. Bytes are consumed from the front; a refill moves the unconsumed
-// tail to the front and reads as much as the buffer holds, so the file is
-// read in large chunks whatever the batch sizes. The buffer grows only when
-// asked for more bytes than it holds (one batch larger than the buffer), and
-// callers never ask for more than remaining(), so its size is bounded by the
-// file.
-class ChunkReader {
- public:
-  ChunkReader(const fs::ReadableFile& file, uint64_t position, uint64_t limit,
-              size_t chunk_bytes)
-      : file_(file),
-        buffer_position_(position),
-        limit_(limit),
-        chunk_bytes_(std::max(chunk_bytes, layout::kHeaderSize)) {}
-
-  // File position of data().
-  uint64_t position() const { return buffer_position_ + cursor_; }
-  // File bytes from position() to the limit (buffered or not).
-  uint64_t remaining() const { return limit_ - position(); }
-  const char* data() const { return buffer_.get() + cursor_; }
-  size_t available() const { return filled_ - cursor_; }
-  uint64_t bytes_read() const { return bytes_read_; }
-
-  void Consume(size_t n) {
-    DCHECK_LE(n, available());
-    cursor_ += n;
-  }
-
-  // Makes at least `n` bytes available. REQUIRES: n <= remaining(). If the
-  // file turns out shorter than the limit (it shrank since its size was
-  // taken), the limit moves to the real end and fewer bytes are available.
-  absl::Status Fill(size_t n) {
-    DCHECK_LE(n, remaining());
-    if (available() >= n) return absl::OkStatus();
-    const size_t tail = available();
-    if (n > capacity_) {
-      // First fill, or one batch larger than the buffer.
-      const size_t capacity = static_cast<size_t>(
-          std::min<uint64_t>(std::max(n, chunk_bytes_), remaining()));
-      std::unique_ptr<char[]> grown(new char[capacity]);
-      if (tail > 0) std::memcpy(grown.get(), data(), tail);
-      buffer_ = std::move(grown);
-      capacity_ = capacity;
-    } else if (cursor_ > 0 && tail > 0) {
-      std::memmove(buffer_.get(), data(), tail);
-    }
-    buffer_position_ += cursor_;
-    cursor_ = 0;
-    filled_ = tail;
-    while (filled_ < n) {
-      const uint64_t read_position = buffer_position_ + filled_;
-      const size_t want = static_cast<size_t>(
-          std::min<uint64_t>(capacity_ - filled_, limit_ - read_position));
-      KAAS_ASSIGN_OR_RETURN(
-          const size_t got,
-          file_.ReadAt(read_position, want, buffer_.get() + filled_));
-      bytes_read_ += got;
-      filled_ += got;
-      if (got < want) {
-        limit_ = read_position + got;
-        break;
-      }
-    }
-    return absl::OkStatus();
-  }
-
- private:
-  const fs::ReadableFile& file_;
-  std::unique_ptr<char[]> buffer_;
-  size_t capacity_ = 0;
-  uint64_t buffer_position_;  // file position of buffer_[0]
-  size_t cursor_ = 0;         // consumed bytes at the front of buffer_
-  size_t filled_ = 0;         // valid bytes in buffer_
-  uint64_t limit_;
-  const size_t chunk_bytes_;
-  uint64_t bytes_read_ = 0;
-};
 
 bool AllZero(const char* p, size_t n) {
   return std::all_of(p, p + n, [](char c) { return c == 0; });
@@ -159,7 +79,11 @@ absl::StatusOr<ScanResult> ScanLog(const fs::ReadableFile& file,
   result.valid_end = start_position;
   result.next_offset = expected_offset;
 
-  ChunkReader reader(file, start_position, limit, options.buffer_bytes);
+  const bool read_ahead =
+      options.read_ahead_min_bytes > 0 &&
+      limit - start_position >= options.read_ahead_min_bytes;
+  ChunkReader reader(file, start_position, limit, options.buffer_bytes,
+                     layout::kHeaderSize, read_ahead);
   auto stop = [&](ScanStop why, std::string detail) {
     result.stop = why;
     result.detail = std::move(detail);

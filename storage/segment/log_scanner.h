@@ -34,7 +34,8 @@
 //
 // Memory is bounded: a batch is only read once its announced length has been
 // checked against the bytes remaining in the file (a garbage length never
-// allocates).
+// allocates). Large scans read ahead on a helper thread (ScanOptions); the
+// result never depends on it.
 //
 // Thread-safety: a scan uses only its arguments; concurrent scans of
 // different files are fine.
@@ -72,6 +73,11 @@ struct ScanOptions {
   size_t buffer_bytes = 1 << 20;
   // Stop before this position even if the file is longer (0 = file size).
   uint64_t end_position = 0;
+  // Scans of at least this many bytes read the next chunk on a helper thread
+  // (one per scan, for its duration) while the current one is verified: the
+  // copy out of the page cache and the CRC pass then overlap on two cores.
+  // Small scans are not worth a thread. 0 = never.
+  uint64_t read_ahead_min_bytes = 16 << 20;
 };
 
 struct ScanResult {

@@ -3,11 +3,13 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "fs/file_system.h"
 #include "fs/posix_file_system.h"
 #include "fs/test_util.h"
@@ -92,8 +94,56 @@ class FailingFile : public fs::ReadableFile {
   const fs::ReadableFile& file_;
 };
 
-class LogScannerTest : public ::testing::Test {
+// Every scan runs twice: reading synchronously, and reading ahead on a
+// helper thread (forced for any size). The results must not differ.
+// Passes reads through, failing those at or past `fail_from`, and notes
+// which threads read.
+class ObservedFile : public fs::ReadableFile {
+ public:
+  explicit ObservedFile(const fs::ReadableFile& file,
+                        uint64_t fail_from = UINT64_MAX)
+      : file_(file), fail_from_(fail_from) {}
+  absl::StatusOr<size_t> ReadAt(uint64_t offset, size_t n,
+                                char* dst) const override {
+    {
+      absl::MutexLock lock(&mu_);
+      if (std::this_thread::get_id() != caller_) ++reads_elsewhere_;
+    }
+    if (offset + n > fail_from_) {
+      return absl::InternalError(absl::StrCat("injected error at ", offset));
+    }
+    return file_.ReadAt(offset, n, dst);
+  }
+  absl::StatusOr<uint64_t> Size() const override { return file_.Size(); }
+  const std::string& path() const override { return file_.path(); }
+  int reads_elsewhere() const {
+    absl::MutexLock lock(&mu_);
+    return reads_elsewhere_;
+  }
+
+ private:
+  const fs::ReadableFile& file_;
+  const uint64_t fail_from_;
+  const std::thread::id caller_ = std::this_thread::get_id();
+  mutable absl::Mutex mu_;
+  mutable int reads_elsewhere_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+// Many batches of varied sizes (some larger than the small chunks below).
+TestLog ManyBatches() {
+  TestLog log;
+  for (int i = 0; i < 200; ++i) log.Add(1 + i % 4, (i * 37) % 700);
+  return log;
+}
+
+class LogScannerTest : public ::testing::TestWithParam<bool> {
  protected:
+  // `options` with read-ahead on or off, as the parameter says.
+  static ScanOptions WithReadAhead(ScanOptions options) {
+    options.read_ahead_min_bytes = GetParam() ? 1 : 0;
+    return options;
+  }
+
   // Writes `contents` as the log file and scans it.
   absl::StatusOr<ScanResult> Scan(const std::string& contents,
                                   uint64_t start_position = 0,
@@ -114,7 +164,7 @@ class LogScannerTest : public ::testing::Test {
         fs_.OpenForRead(path_);
     if (!file.ok()) return file.status();
     return ScanLog(
-        **file, start_position, expected_offset, options,
+        **file, start_position, expected_offset, WithReadAhead(options),
         [this](const RecordBatchView& batch, uint64_t position) {
           visited_.push_back({batch.base_offset(), position, batch.size()});
           return true;
@@ -136,7 +186,7 @@ class LogScannerTest : public ::testing::Test {
   std::vector<Visited> visited_;
 };
 
-TEST_F(LogScannerTest, CleanLogEndsAtEndOfFile) {
+TEST_P(LogScannerTest, CleanLogEndsAtEndOfFile) {
   const TestLog log = FiveBatches();
   ASSERT_OK_AND_ASSIGN(ScanResult result, Scan(log.bytes));
   EXPECT_EQ(result.stop, ScanStop::kEndOfFile) << result.detail;
@@ -150,7 +200,7 @@ TEST_F(LogScannerTest, CleanLogEndsAtEndOfFile) {
   EXPECT_EQ(visited_, AllBatches(log));
 }
 
-TEST_F(LogScannerTest, EmptyLogEndsAtEndOfFile) {
+TEST_P(LogScannerTest, EmptyLogEndsAtEndOfFile) {
   ASSERT_OK_AND_ASSIGN(ScanResult result, Scan(""));
   EXPECT_EQ(result.stop, ScanStop::kEndOfFile);
   EXPECT_EQ(result.valid_end, 0u);
@@ -159,7 +209,7 @@ TEST_F(LogScannerTest, EmptyLogEndsAtEndOfFile) {
   EXPECT_EQ(result.scanned_bytes, 0u);
 }
 
-TEST_F(LogScannerTest, BufferSmallerThanBatchesGivesTheSameResult) {
+TEST_P(LogScannerTest, BufferSmallerThanBatchesGivesTheSameResult) {
   // Every refill then moves a partial batch to the front or grows the buffer.
   const TestLog log = FiveBatches();
   for (size_t buffer_bytes : {0, 1, 61, 100, 333, 1000, 4096}) {
@@ -174,7 +224,7 @@ TEST_F(LogScannerTest, BufferSmallerThanBatchesGivesTheSameResult) {
   }
 }
 
-TEST_F(LogScannerTest, TornTailOfEveryLengthStopsAtTheLastFullBatch) {
+TEST_P(LogScannerTest, TornTailOfEveryLengthStopsAtTheLastFullBatch) {
   TestLog log;
   log.Add(2);
   log.Add(3);
@@ -206,7 +256,7 @@ TEST_F(LogScannerTest, TornTailOfEveryLengthStopsAtTheLastFullBatch) {
   }
 }
 
-TEST_F(LogScannerTest, FlippedBitInEveryByteOfAMiddleBatchIsDetected) {
+TEST_P(LogScannerTest, FlippedBitInEveryByteOfAMiddleBatchIsDetected) {
   TestLog log;
   log.Add(2);
   log.Add(3, 20);  // the batch that gets corrupted
@@ -254,7 +304,7 @@ TEST_F(LogScannerTest, FlippedBitInEveryByteOfAMiddleBatchIsDetected) {
   }
 }
 
-TEST_F(LogScannerTest, CrcMismatchDetailNamesBothValues) {
+TEST_P(LogScannerTest, CrcMismatchDetailNamesBothValues) {
   TestLog log;
   log.Add(1);
   log.Add(1);
@@ -273,7 +323,7 @@ TEST_F(LogScannerTest, CrcMismatchDetailNamesBothValues) {
                          computed, ")"));
 }
 
-TEST_F(LogScannerTest, VerifyCrcFalseAcceptsAFlippedPayload) {
+TEST_P(LogScannerTest, VerifyCrcFalseAcceptsAFlippedPayload) {
   TestLog log = FiveBatches();
   std::string bytes = log.bytes;
   FlipBit(&bytes, log.positions[2] + layout::kRecords + 2);
@@ -284,7 +334,7 @@ TEST_F(LogScannerTest, VerifyCrcFalseAcceptsAFlippedPayload) {
   EXPECT_EQ(result.valid_end, bytes.size());
 }
 
-TEST_F(LogScannerTest, BaseOffsetGapIsAnOffsetMismatch) {
+TEST_P(LogScannerTest, BaseOffsetGapIsAnOffsetMismatch) {
   TestLog log;
   log.Add(2);
   log.Add(2);
@@ -298,7 +348,7 @@ TEST_F(LogScannerTest, BaseOffsetGapIsAnOffsetMismatch) {
                                         ": baseOffset 1009 but expected 1004"));
 }
 
-TEST_F(LogScannerTest, NegativeLastOffsetDeltaIsCorrupt) {
+TEST_P(LogScannerTest, NegativeLastOffsetDeltaIsCorrupt) {
   TestLog log;
   log.Add(2);
   std::string batch = BatchBuilder().AddRecord("k", "v").Build();
@@ -312,7 +362,7 @@ TEST_F(LogScannerTest, NegativeLastOffsetDeltaIsCorrupt) {
                                         ": lastOffsetDelta -3 is negative"));
 }
 
-TEST_F(LogScannerTest, GarbageAfterACleanLogStopsAtTheCleanEnd) {
+TEST_P(LogScannerTest, GarbageAfterACleanLogStopsAtTheCleanEnd) {
   const TestLog log = FiveBatches();
   const std::string garbage =
       "this is not a record batch, just text appended by someone else";
@@ -326,7 +376,7 @@ TEST_F(LogScannerTest, GarbageAfterACleanLogStopsAtTheCleanEnd) {
                                         ": magic 99, expected 2"));
 }
 
-TEST_F(LogScannerTest, PseudoRandomGarbageNeverPassesAsABatch) {
+TEST_P(LogScannerTest, PseudoRandomGarbageNeverPassesAsABatch) {
   const TestLog log = FiveBatches();
   ASSERT_OK(fs::WriteStringToFile(fs_, path_, log.bytes));
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<fs::WritableFile> writer,
@@ -348,7 +398,7 @@ TEST_F(LogScannerTest, PseudoRandomGarbageNeverPassesAsABatch) {
   }
 }
 
-TEST_F(LogScannerTest, ZeroFilledTailIsCorruptAndSaysSo) {
+TEST_P(LogScannerTest, ZeroFilledTailIsCorruptAndSaysSo) {
   const TestLog log = FiveBatches();
   ASSERT_OK_AND_ASSIGN(ScanResult result,
                        Scan(log.bytes + std::string(4096, '\0')));
@@ -361,7 +411,7 @@ TEST_F(LogScannerTest, ZeroFilledTailIsCorruptAndSaysSo) {
                          "(zero-filled: all 4096 remaining bytes are zero)"));
 }
 
-TEST_F(LogScannerTest, ZeroFilledTailLargerThanTheBufferSaysHowMuchWasSeen) {
+TEST_P(LogScannerTest, ZeroFilledTailLargerThanTheBufferSaysHowMuchWasSeen) {
   const TestLog log = FiveBatches();
   ScanOptions options;
   options.buffer_bytes = 1024;
@@ -376,7 +426,7 @@ TEST_F(LogScannerTest, ZeroFilledTailLargerThanTheBufferSaysHowMuchWasSeen) {
   EXPECT_LT(result.scanned_bytes, log.bytes.size() + 4096);
 }
 
-TEST_F(LogScannerTest, ShortZeroFilledTailIsTornAndSaysSo) {
+TEST_P(LogScannerTest, ShortZeroFilledTailIsTornAndSaysSo) {
   const TestLog log = FiveBatches();
   ASSERT_OK_AND_ASSIGN(ScanResult result,
                        Scan(log.bytes + std::string(7, '\0')));
@@ -386,7 +436,7 @@ TEST_F(LogScannerTest, ShortZeroFilledTailIsTornAndSaysSo) {
               HasSubstr("(zero-filled: all 7 remaining bytes are zero)"));
 }
 
-TEST_F(LogScannerTest, HugeGarbageLengthIsTornWithoutReadingOrAllocating) {
+TEST_P(LogScannerTest, HugeGarbageLengthIsTornWithoutReadingOrAllocating) {
   const TestLog log = FiveBatches();
   // A plausible header (magic 2) announcing ~2 GiB.
   std::string header = BatchBuilder().AddRecord("k", "v").Build();
@@ -404,7 +454,7 @@ TEST_F(LogScannerTest, HugeGarbageLengthIsTornWithoutReadingOrAllocating) {
   EXPECT_EQ(result.scanned_bytes, log.bytes.size() + header.size());
 }
 
-TEST_F(LogScannerTest, VisitorCanStopTheWalk) {
+TEST_P(LogScannerTest, VisitorCanStopTheWalk) {
   const TestLog log = FiveBatches();
   ASSERT_OK_AND_ASSIGN(auto file, [&]() {
     EXPECT_OK(fs::WriteStringToFile(fs_, path_, log.bytes));
@@ -412,7 +462,7 @@ TEST_F(LogScannerTest, VisitorCanStopTheWalk) {
   }());
   int seen = 0;
   ASSERT_OK_AND_ASSIGN(ScanResult result,
-                       ScanLog(*file, 0, kBase, ScanOptions(),
+                       ScanLog(*file, 0, kBase, WithReadAhead(ScanOptions()),
                                [&seen](const RecordBatchView&, uint64_t) {
                                  return ++seen < 2;
                                }));
@@ -423,7 +473,7 @@ TEST_F(LogScannerTest, VisitorCanStopTheWalk) {
   EXPECT_EQ(result.next_offset, log.offsets[2]);
 }
 
-TEST_F(LogScannerTest, StartsMidFileAtABatchBoundary) {
+TEST_P(LogScannerTest, StartsMidFileAtABatchBoundary) {
   const TestLog log = FiveBatches();
   ASSERT_OK_AND_ASSIGN(ScanResult result,
                        Scan(log.bytes, log.positions[3], log.offsets[3]));
@@ -435,7 +485,7 @@ TEST_F(LogScannerTest, StartsMidFileAtABatchBoundary) {
   EXPECT_EQ(visited_.front().position, log.positions[3]);
 }
 
-TEST_F(LogScannerTest, StartingAtTheEndScansNothing) {
+TEST_P(LogScannerTest, StartingAtTheEndScansNothing) {
   const TestLog log = FiveBatches();
   ASSERT_OK_AND_ASSIGN(ScanResult result,
                        Scan(log.bytes, log.bytes.size(), log.next_offset));
@@ -445,7 +495,7 @@ TEST_F(LogScannerTest, StartingAtTheEndScansNothing) {
   EXPECT_EQ(result.batches, 0);
 }
 
-TEST_F(LogScannerTest, WrongExpectedOffsetMidFileIsAnOffsetMismatch) {
+TEST_P(LogScannerTest, WrongExpectedOffsetMidFileIsAnOffsetMismatch) {
   const TestLog log = FiveBatches();
   ASSERT_OK_AND_ASSIGN(ScanResult result,
                        Scan(log.bytes, log.positions[3], log.offsets[3] + 1));
@@ -454,14 +504,14 @@ TEST_F(LogScannerTest, WrongExpectedOffsetMidFileIsAnOffsetMismatch) {
   EXPECT_EQ(result.next_offset, log.offsets[3] + 1);
 }
 
-TEST_F(LogScannerTest, StartPastTheEndIsOutOfRange) {
+TEST_P(LogScannerTest, StartPastTheEndIsOutOfRange) {
   const TestLog log = FiveBatches();
   EXPECT_THAT(
       Scan(log.bytes, log.bytes.size() + 1),
       StatusIs(absl::StatusCode::kOutOfRange, HasSubstr("is past the end")));
 }
 
-TEST_F(LogScannerTest, EndPositionStopsEarly) {
+TEST_P(LogScannerTest, EndPositionStopsEarly) {
   const TestLog log = FiveBatches();
   ScanOptions options;
   options.end_position = log.positions[3];
@@ -474,7 +524,7 @@ TEST_F(LogScannerTest, EndPositionStopsEarly) {
   EXPECT_EQ(result.scanned_bytes, log.positions[3]);
 }
 
-TEST_F(LogScannerTest, EndPositionInsideABatchIsTorn) {
+TEST_P(LogScannerTest, EndPositionInsideABatchIsTorn) {
   const TestLog log = FiveBatches();
   ScanOptions options;
   options.end_position = log.positions[3] + 70;
@@ -483,7 +533,7 @@ TEST_F(LogScannerTest, EndPositionInsideABatchIsTorn) {
   EXPECT_EQ(result.valid_end, log.positions[3]);
 }
 
-TEST_F(LogScannerTest, EndPositionPastTheFileIsTheFileSize) {
+TEST_P(LogScannerTest, EndPositionPastTheFileIsTheFileSize) {
   const TestLog log = FiveBatches();
   ScanOptions options;
   options.end_position = log.bytes.size() + 1000;
@@ -492,16 +542,94 @@ TEST_F(LogScannerTest, EndPositionPastTheFileIsTheFileSize) {
   EXPECT_EQ(result.valid_end, log.bytes.size());
 }
 
-TEST_F(LogScannerTest, ReadErrorsPassThrough) {
+TEST_P(LogScannerTest, ReadErrorsPassThrough) {
   const TestLog log = FiveBatches();
   ASSERT_OK(fs::WriteStringToFile(fs_, path_, log.bytes));
   ASSERT_OK_AND_ASSIGN(auto file, fs_.OpenForRead(path_));
   FailingFile failing(*file);
   EXPECT_THAT(
-      ScanLog(failing, 0, kBase, ScanOptions(),
+      ScanLog(failing, 0, kBase, WithReadAhead(ScanOptions()),
               [](const RecordBatchView&, uint64_t) { return true; }),
       StatusIs(absl::StatusCode::kInternal, HasSubstr("injected read error")));
 }
+
+// Chunks smaller than some batches: read-ahead chunks are dropped for those
+// and read again synchronously; the walk is the same either way.
+TEST_P(LogScannerTest, ManyChunksGiveTheSameWalk) {
+  const TestLog log = ManyBatches();
+  for (size_t buffer_bytes : {61, 100, 1000, 4096, 65536}) {
+    ScanOptions options;
+    options.buffer_bytes = buffer_bytes;
+    ASSERT_OK_AND_ASSIGN(ScanResult result, Scan(log.bytes, 0, kBase, options));
+    EXPECT_EQ(result.stop, ScanStop::kEndOfFile) << buffer_bytes;
+    EXPECT_EQ(result.valid_end, log.bytes.size()) << buffer_bytes;
+    EXPECT_EQ(result.scanned_bytes, log.bytes.size()) << buffer_bytes;
+    EXPECT_EQ(visited_, AllBatches(log)) << buffer_bytes;
+  }
+}
+
+TEST_P(LogScannerTest, AFlippedBitInALaterChunkStopsThere) {
+  const TestLog log = ManyBatches();
+  const size_t victim = 150;
+  std::string bytes = log.bytes;
+  FlipBit(&bytes, log.positions[victim] + layout::kRecords + 2, 3);
+  ScanOptions options;
+  options.buffer_bytes = 1000;
+  ASSERT_OK_AND_ASSIGN(ScanResult result, Scan(bytes, 0, kBase, options));
+  EXPECT_EQ(result.stop, ScanStop::kCorruptBatch);
+  EXPECT_EQ(result.valid_end, log.positions[victim]);
+  EXPECT_EQ(visited_.size(), victim);
+}
+
+TEST_P(LogScannerTest, AReadErrorInALaterChunkPassesThrough) {
+  const TestLog log = ManyBatches();
+  ASSERT_OK(fs::WriteStringToFile(fs_, path_, log.bytes));
+  ASSERT_OK_AND_ASSIGN(auto file, fs_.OpenForRead(path_));
+  ObservedFile failing(*file, /*fail_from=*/log.bytes.size() / 2);
+  ScanOptions options;
+  options.buffer_bytes = 1000;
+  int visited = 0;
+  EXPECT_THAT(
+      ScanLog(failing, 0, kBase, WithReadAhead(options),
+              [&](const RecordBatchView&, uint64_t) {
+                ++visited;
+                return true;
+              }),
+      StatusIs(absl::StatusCode::kInternal, HasSubstr("injected error")));
+  EXPECT_GT(visited, 0);
+}
+
+// Read-ahead reads on a helper thread; below the threshold, or off, every
+// read is the caller's.
+TEST_P(LogScannerTest, ReadAheadReadsOnAnotherThread) {
+  const TestLog log = ManyBatches();
+  ASSERT_OK(fs::WriteStringToFile(fs_, path_, log.bytes));
+  ASSERT_OK_AND_ASSIGN(auto file, fs_.OpenForRead(path_));
+  ObservedFile observed(*file);
+  ScanOptions options = WithReadAhead(ScanOptions());
+  options.buffer_bytes = 1000;
+  ASSERT_OK_AND_ASSIGN(
+      ScanResult result,
+      ScanLog(observed, 0, kBase, options,
+              [](const RecordBatchView&, uint64_t) { return true; }));
+  EXPECT_EQ(result.stop, ScanStop::kEndOfFile);
+  if (GetParam()) {
+    EXPECT_GT(observed.reads_elsewhere(), 0);
+  } else {
+    EXPECT_EQ(observed.reads_elsewhere(), 0);
+  }
+  ObservedFile small_scan(*file);
+  options.read_ahead_min_bytes = log.bytes.size() + 1;
+  ASSERT_OK(ScanLog(small_scan, 0, kBase, options,
+                    [](const RecordBatchView&, uint64_t) { return true; })
+                .status());
+  EXPECT_EQ(small_scan.reads_elsewhere(), 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(ReadAhead, LogScannerTest, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& info) {
+                           return info.param ? "ReadAhead" : "Synchronous";
+                         });
 
 TEST(ScanStopName, NamesEveryStop) {
   EXPECT_EQ(ScanStopName(ScanStop::kEndOfFile), "end of file");
