@@ -177,11 +177,10 @@ void ChunkReader::StartReadAhead() {
                     2 * chunk_bytes_};
   }
   ahead_at_ = at;
-  ahead_want_ = static_cast<size_t>(
-      std::min<uint64_t>(chunk_bytes_, limit_ - at));
+  ahead_want_ =
+      static_cast<size_t>(std::min<uint64_t>(chunk_bytes_, limit_ - at));
   ahead_pending_ = true;
-  read_ahead_->Start(spare_.bytes.get() + chunk_bytes_, ahead_at_,
-                     ahead_want_);
+  read_ahead_->Start(spare_.bytes.get() + chunk_bytes_, ahead_at_, ahead_want_);
 }
 
 void ChunkReader::NoteRead(uint64_t at, size_t want, size_t got) {
