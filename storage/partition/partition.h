@@ -241,6 +241,10 @@ class Partition : public std::enable_shared_from_this<Partition> {
 
   // Segments() with each segment's max_timestamp filled (loads the time
   // indexes of closed segments lazily, once).
+  //
+  // Read, OffsetForTimestamp and SegmentsWithTimestamps open segment files,
+  // so once the partition is closed (Relinquish, Abandon) they fail with
+  // kNotLeader instead: only a leader holds descriptors.
   absl::StatusOr<std::vector<SegmentSummary>> SegmentsWithTimestamps();
 
   bool IsStalled() const;
@@ -343,6 +347,10 @@ class Partition : public std::enable_shared_from_this<Partition> {
   // re-check the state under checkpoint_mu_, and the segments stop
   // persisting).
   void AwaitPersistsAfterClose() ABSL_LOCKS_EXCLUDED(checkpoint_mu_, mu_);
+
+  // ---- partition_read.cc
+  // kNotLeader once the partition is closed.
+  absl::Status CheckReadable() const;
 
   // ---- publication for readers
   void PublishSegmentsLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

@@ -43,12 +43,17 @@ int64_t CountRecords(absl::string_view bytes) {
 
 }  // namespace
 
-absl::StatusOr<ReadResult> Partition::Read(int64_t offset, size_t max_bytes,
-                                           Isolation isolation) {
+absl::Status Partition::CheckReadable() const {
   if (closed_.load(std::memory_order_acquire)) {
     return StorageError(StorageErrorCode::kNotLeader,
                         absl::StrCat(dir_, ": leadership was given up"));
   }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<ReadResult> Partition::Read(int64_t offset, size_t max_bytes,
+                                           Isolation isolation) {
+  KAAS_RETURN_IF_ERROR(CheckReadable());
   absl::Time started = absl::Now();
   // Bounds only grow; reading the segment list first means every offset
   // below the bounds read next lies in a listed segment.
@@ -124,6 +129,7 @@ absl::StatusOr<ReadResult> Partition::Read(int64_t offset, size_t max_bytes,
 
 absl::StatusOr<OffsetAndTimestamp> Partition::OffsetForTimestamp(
     int64_t timestamp) {
+  KAAS_RETURN_IF_ERROR(CheckReadable());
   std::shared_ptr<const SegmentList> segments = segments_snapshot();
   const int64_t log_start = LogStartOffset();
   const int64_t high_watermark = HighWatermark();
@@ -186,6 +192,7 @@ EpochEndOffset Partition::OffsetForLeaderEpoch(int64_t leader_epoch) const {
 
 absl::StatusOr<std::vector<SegmentSummary>>
 Partition::SegmentsWithTimestamps() {
+  KAAS_RETURN_IF_ERROR(CheckReadable());
   std::shared_ptr<const SegmentList> segments = segments_snapshot();
   std::vector<SegmentSummary> out = SummarizeSegments(*segments);
   for (size_t i = 0; i < segments->size(); ++i) {

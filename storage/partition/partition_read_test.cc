@@ -160,6 +160,27 @@ TEST_F(PartitionTest, OffsetForTimestampSurvivesReopen) {
   EXPECT_EQ(hit.offset, 29);
 }
 
+// Only a leader holds descriptors: once relinquished, the calls that would
+// open segment files (a time index, a closed segment's log) refuse.
+TEST_F(PartitionTest, TimestampLookupsOpenNothingOnceClosed) {
+  PartitionConfig config = SmallConfig();
+  config.segment_bytes = 2048;
+  auto partition = OpenLeader(1, config);
+  for (int i = 0; i < 20; ++i) {
+    AppendDurably(*partition, Batch(1, 200, /*timestamp=*/100 * i));
+  }
+  ASSERT_GT(partition->Segments().size(), 2u);
+  ASSERT_OK(partition->Relinquish());
+  const int64_t opens = fs().Count(testing::FsOp::kOpenForRead);
+  const auto not_leader = HasStorageError(StorageErrorCode::kNotLeader);
+  EXPECT_THAT(partition->OffsetForTimestamp(750).status(), not_leader);
+  EXPECT_THAT(partition->OffsetForTimestamp(-3).status(), not_leader);
+  EXPECT_THAT(partition->SegmentsWithTimestamps().status(), not_leader);
+  EXPECT_THAT(partition->Read(0, 1 << 20, Isolation::kReadUncommitted).status(),
+              not_leader);
+  EXPECT_EQ(fs().Count(testing::FsOp::kOpenForRead), opens);
+}
+
 TEST_F(PartitionTest, OffsetForLeaderEpoch) {
   auto partition = OpenLeader(1);
   AppendDurably(*partition, Batch(3), 1);  // epoch 1: [0, 3)
