@@ -71,6 +71,24 @@ void DestroyOnceIdle(std::shared_ptr<Partition> partition) {
   while (!weak.expired()) std::this_thread::yield();
 }
 
+// With a write of `partition` held in a blocked sync: abandons it (the
+// sync is released once it is closed, so Abandon waits for that write) and
+// checks that nothing is written after Abandon returned, until the last
+// cycle in flight is gone.
+void ExpectAbandonWritesNothingOnceItReturned(
+    testing::FaultInjectingFileSystem& fs,
+    std::shared_ptr<Partition> partition) {
+  std::thread release([&] {
+    while (!partition->is_closed()) std::this_thread::yield();
+    fs.ReleaseSyncs();
+  });
+  partition->Abandon();
+  const int64_t written = PersistOps(fs);
+  release.join();
+  DestroyOnceIdle(std::move(partition));
+  EXPECT_EQ(PersistOps(fs), written);
+}
+
 TEST_F(PartitionTest, TakeOverRollsToASegmentOfTheNewEpoch) {
   auto partition = OpenLeader(1);
   AppendDurably(*partition, Batch(4), 1);
@@ -352,15 +370,7 @@ TEST_F(PartitionTest, AbandonWaitsForAnIndexWriteInFlightAndStopsLaterOnes) {
     ASSERT_OK(partition->Append(Batch(1, 300), 1, Acks::kLeader).status());
   }
   fs().WaitUntilBlockedSyncs(1);
-  std::thread release([&] {
-    while (!partition->is_closed()) std::this_thread::yield();
-    fs().ReleaseSyncs();
-  });
-  partition->Abandon();
-  const int64_t written = PersistOps(fs());
-  release.join();
-  DestroyOnceIdle(std::move(partition));
-  EXPECT_EQ(PersistOps(fs()), written);
+  ExpectAbandonWritesNothingOnceItReturned(fs(), std::move(partition));
 }
 
 // The same for a checkpoint (and snapshot) write in flight.
@@ -371,15 +381,7 @@ TEST_F(PartitionTest, AbandonWaitsForACheckpointWriteInFlight) {
   fs().BlockSyncs(testing::PathPattern::Substring(metadata::kSnapshotSuffix));
   ASSERT_OK(partition->Append(Batch(), 1, Acks::kAll).status());
   fs().WaitUntilBlockedSyncs(1);
-  std::thread release([&] {
-    while (!partition->is_closed()) std::this_thread::yield();
-    fs().ReleaseSyncs();
-  });
-  partition->Abandon();
-  const int64_t written = PersistOps(fs());
-  release.join();
-  DestroyOnceIdle(std::move(partition));
-  EXPECT_EQ(PersistOps(fs()), written);
+  ExpectAbandonWritesNothingOnceItReturned(fs(), std::move(partition));
 }
 
 TEST_F(PartitionTest, SupersededRelinquishPersistsNothingAndFailsWaiters) {

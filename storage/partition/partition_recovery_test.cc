@@ -47,6 +47,13 @@ class RecoveryTest : public PartitionTest {
     partition->Abandon();
     RemoveCheckpoint();
   }
+  // The next write to a .log fails with EIO after writing 100 bytes.
+  void InjectTornLogWrite() {
+    testing::Fault torn(FsOp::kWrite, EIO);
+    torn.path = PathPattern::Substring(".log");
+    torn.torn_write_bytes = 100;
+    fs().InjectFault(torn);
+  }
   void RemoveCheckpoint() {
     fs::PosixFileSystem::Default()
         ->Unlink(PathOf(metadata::kCheckpointFileName))
@@ -464,10 +471,7 @@ TEST_F(RecoveryTest, AFailedAppendBeforeARollLeavesNoTornBytesBehind) {
   const std::string small = Batch(1, 100);
   auto partition = OpenLeader(1, config);
   for (int i = 0; i < 3; ++i) AppendDurably(*partition, small);
-  testing::Fault torn(FsOp::kWrite, EIO);
-  torn.path = PathPattern::Substring(".log");
-  torn.torn_write_bytes = 100;
-  fs().InjectFault(torn);
+  InjectTornLogWrite();
   EXPECT_THAT(partition->Append(small, 1, Acks::kAll).status(),
               HasStorageError(StorageErrorCode::kStorageError));
   AppendDurably(*partition, Batch(1, 3800));  // does not fit: rolls first
@@ -493,10 +497,7 @@ TEST_F(RecoveryTest, ASealCutsOffTornBytesTheFailedAppendCouldNot) {
   const std::string small = Batch(1, 100);
   auto partition = OpenLeader(1, config);
   for (int i = 0; i < 3; ++i) AppendDurably(*partition, small);
-  testing::Fault torn(FsOp::kWrite, EIO);
-  torn.path = PathPattern::Substring(".log");
-  torn.torn_write_bytes = 100;
-  fs().InjectFault(torn);
+  InjectTornLogWrite();
   testing::Fault no_truncate(FsOp::kTruncate, EIO);
   no_truncate.path = PathPattern::Substring(".log");
   fs().InjectFault(no_truncate);
