@@ -101,8 +101,11 @@ DataDirCheck CheckDataDir(fs::FileSystem& fs, const std::string& data_dir) {
         check.findings.push_back(
             {true, path,
              absl::StrCat(status.message(),
-                          " (the engine sets it aside at start-up; the fences "
-                          "are also in the partitions' snapshots)")});
+                          absl::IsDataLoss(status)
+                              ? " (the engine sets it aside at start-up; the "
+                                "fences are also in the partitions' snapshots)"
+                              : " (the engine refuses to start until it can "
+                                "read it)")});
       }
       continue;
     }

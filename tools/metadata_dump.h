@@ -29,7 +29,7 @@
 namespace kaas::tools {
 
 // The metadata kind a file name stands for ("manifest", "recovery-checkpoint",
-// "<offset:020d>.snapshot", "producer-fences"), ignoring a ".corrupt" suffix
+// "<offset:020d>.snapshot", "~producer-fences"), ignoring a ".corrupt" suffix
 // (files recovery set aside); nullopt for other names.
 std::optional<metadata::MetadataKind> MetadataKindOfFileName(
     absl::string_view name);
