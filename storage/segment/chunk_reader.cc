@@ -15,8 +15,12 @@
 
 namespace kaas::segment {
 
-// One read at a time on a helper thread: Start hands it a destination the
-// caller does not touch until Wait returned.
+// One chunk read at a time, split into pieces that the helper thread reads
+// in order. A caller that needs the chunk before the helper is done reads
+// the pieces nobody has claimed yet itself instead of waiting, so when the
+// copy is the longer of the two costs (it is: ~1.6x the CRC pass on a warm
+// page cache) the two cores share it. Start hands over a destination the
+// caller does not touch until Finish returned.
 class ChunkReader::ReadAhead {
  public:
   explicit ReadAhead(const fs::ReadableFile& file)
@@ -27,60 +31,95 @@ class ChunkReader::ReadAhead {
       absl::MutexLock lock(&mu_);
       stopping_ = true;
     }
-    thread_.join();  // a read in flight finishes first
+    thread_.join();  // a piece in flight finishes first
   }
 
   void Start(char* dst, uint64_t at, size_t want) {
     absl::MutexLock lock(&mu_);
-    DCHECK(!requested_ && !done_);
-    request_ = Request{dst, at, want};
-    requested_ = true;
+    DCHECK(!started_);
+    chunk_ = Chunk{dst, at, want};
+    piece_bytes_ = std::max<size_t>(1, (want + kPieces - 1) / kPieces);
+    pieces_ = static_cast<int>((want + piece_bytes_ - 1) / piece_bytes_);
+    claimed_ = 0;
+    finished_ = 0;
+    started_ = true;
   }
 
-  // The result of the read started last. REQUIRES: one was started.
-  absl::StatusOr<size_t> Wait() {
+  // Reads the pieces not claimed yet, waits for those in flight, and returns
+  // the bytes read from the chunk's start up to the first short piece (the
+  // end of the file), or the first piece's error. REQUIRES: Start was called
+  // and Finish was not since.
+  absl::StatusOr<size_t> Finish() {
     absl::MutexLock lock(&mu_);
-    mu_.Await(absl::Condition(&done_));
-    done_ = false;
-    return std::move(result_);
+    DCHECK(started_);
+    while (claimed_ < pieces_) ReadPieceLocked(claimed_++);
+    mu_.Await(absl::Condition(this, &ReadAhead::AllFinished));
+    started_ = false;
+    size_t got = 0;
+    for (int i = 0; i < pieces_; ++i) {
+      KAAS_RETURN_IF_ERROR(results_[i].status());
+      got += *results_[i];
+      if (*results_[i] < PieceBytes(i)) break;  // the end of the file
+    }
+    return got;
   }
 
  private:
-  struct Request {
+  // Pieces per chunk. 8 (128 KiB of the default 1 MiB chunk): small enough
+  // that the caller is rarely left waiting for the helper's last piece,
+  // large enough that a pread's fixed cost stays negligible.
+  static constexpr int kPieces = 8;
+
+  struct Chunk {
     char* dst = nullptr;
     uint64_t at = 0;
     size_t want = 0;
   };
 
-  bool HasWork() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    return requested_ || stopping_;
+  size_t PieceBytes(int i) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return std::min(piece_bytes_, chunk_.want - i * piece_bytes_);
+  }
+
+  bool HelperHasWork() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return (started_ && claimed_ < pieces_) || stopping_;
+  }
+  bool AllFinished() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return finished_ == pieces_;
+  }
+
+  // Reads claimed piece `i` with mu_ released (chunk_ does not change while
+  // a piece of it is unfinished).
+  void ReadPieceLocked(int i) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    const size_t offset = i * piece_bytes_;
+    const size_t want = PieceBytes(i);
+    char* dst = chunk_.dst + offset;
+    const uint64_t at = chunk_.at + offset;
+    mu_.Unlock();
+    absl::StatusOr<size_t> got = file_.ReadAt(at, want, dst);
+    mu_.Lock();
+    results_[i] = std::move(got);
+    ++finished_;
   }
 
   void Run() {
+    absl::MutexLock lock(&mu_);
     while (true) {
-      Request request;
-      {
-        absl::MutexLock lock(&mu_);
-        mu_.Await(absl::Condition(this, &ReadAhead::HasWork));
-        if (stopping_) return;
-        request = request_;
-        requested_ = false;
-      }
-      absl::StatusOr<size_t> got =
-          file_.ReadAt(request.at, request.want, request.dst);
-      absl::MutexLock lock(&mu_);
-      result_ = std::move(got);
-      done_ = true;
+      mu_.Await(absl::Condition(this, &ReadAhead::HelperHasWork));
+      if (stopping_) return;
+      ReadPieceLocked(claimed_++);
     }
   }
 
   const fs::ReadableFile& file_;
   absl::Mutex mu_;
-  Request request_ ABSL_GUARDED_BY(mu_);
-  bool requested_ ABSL_GUARDED_BY(mu_) = false;
-  bool done_ ABSL_GUARDED_BY(mu_) = false;
+  Chunk chunk_ ABSL_GUARDED_BY(mu_);
+  bool started_ ABSL_GUARDED_BY(mu_) = false;
+  int pieces_ ABSL_GUARDED_BY(mu_) = 0;
+  size_t piece_bytes_ ABSL_GUARDED_BY(mu_) = 0;
+  int claimed_ ABSL_GUARDED_BY(mu_) = 0;   // pieces handed to a reader
+  int finished_ ABSL_GUARDED_BY(mu_) = 0;  // pieces whose read returned
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
-  absl::StatusOr<size_t> result_ ABSL_GUARDED_BY(mu_) = 0;
+  absl::StatusOr<size_t> results_[kPieces] ABSL_GUARDED_BY(mu_);
   std::thread thread_;  // last: starts once the rest is initialised
 };
 
@@ -117,7 +156,7 @@ absl::Status ChunkReader::Fill(size_t n) {
 
 absl::StatusOr<bool> ChunkReader::FillFromReadAhead(size_t n) {
   ahead_pending_ = false;
-  KAAS_ASSIGN_OR_RETURN(const size_t got, read_ahead_->Wait());
+  KAAS_ASSIGN_OR_RETURN(const size_t got, read_ahead_->Finish());
   DCHECK_EQ(ahead_at_, position_ + available_);
   const size_t tail = available_;
   const bool at_end = got < ahead_want_;

@@ -5,22 +5,25 @@
 // unconsumed tail (a batch cut by the chunk boundary) in front of the next
 // bytes, so the file is read in large chunks whatever the batch sizes.
 //
-// Read-ahead: a scan is bound by two costs of about the same size, the copy
-// out of the page cache (pread) and the CRC32C pass over the copied bytes.
-// With read-ahead on, a helper thread preads the next chunk into a second
-// buffer while the caller verifies the current one, so the two overlap on
-// two cores (bench/scan_benchmark). Adopting the next chunk swaps buffers; only
-// the tail is copied. A refill the read-ahead chunk cannot serve (a batch
-// larger than a chunk) waits for it, drops it and reads synchronously, so the
-// bytes returned never depend on whether read-ahead is on.
+// Read-ahead: a scan is bound by two costs, the copy out of the page cache
+// (pread, ~1.6x the other on a warm cache) and the CRC32C pass over the
+// copied bytes. With read-ahead on, a helper thread preads the next chunk
+// into a second buffer, in 8 pieces, while the caller verifies the current
+// one; a caller that needs the next chunk before the helper is done reads
+// the pieces the helper has not started itself, so the two cores share the
+// copy instead of the caller waiting for it (bench/recovery_benchmark).
+// Adopting the next chunk swaps buffers; only the tail is copied. A refill
+// the read-ahead chunk cannot serve (a batch larger than a chunk) finishes
+// it, drops it and reads synchronously, so the bytes returned never depend
+// on whether read-ahead is on.
 //
 // Memory is bounded: a buffer grows only when asked for more bytes than it
 // holds (one batch larger than a chunk), and callers never ask for more than
 // remaining(), so its size is bounded by the file.
 //
 // Thread-safety: thread-compatible (one caller). The read-ahead thread only
-// touches the spare buffer, handed over and back under a mutex; it is joined
-// by the destructor.
+// touches the spare buffer's pieces it claimed, under a mutex that hands
+// each piece to exactly one reader; it is joined by the destructor.
 
 #ifndef KAAS_STORAGE_SEGMENT_CHUNK_READER_H_
 #define KAAS_STORAGE_SEGMENT_CHUNK_READER_H_

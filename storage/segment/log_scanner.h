@@ -74,9 +74,10 @@ struct ScanOptions {
   // Stop before this position even if the file is longer (0 = file size).
   uint64_t end_position = 0;
   // Scans of at least this many bytes read the next chunk on a helper thread
-  // (one per scan, for its duration) while the current one is verified: the
-  // copy out of the page cache and the CRC pass then overlap on two cores.
-  // Small scans are not worth a thread. 0 = never.
+  // (one per scan, for its duration) while the current one is verified, and
+  // the caller reads what the helper has not reached when it needs it: the
+  // copy out of the page cache and the CRC pass then share two cores (see
+  // chunk_reader.h). Small scans are not worth a thread. 0 = never.
   uint64_t read_ahead_min_bytes = 16 << 20;
 };
 

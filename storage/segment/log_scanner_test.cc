@@ -10,6 +10,8 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "base/status_macros.h"
 #include "fs/file_system.h"
 #include "fs/posix_file_system.h"
 #include "fs/test_util.h"
@@ -127,6 +129,65 @@ class ObservedFile : public fs::ReadableFile {
   const std::thread::id caller_ = std::this_thread::get_id();
   mutable absl::Mutex mu_;
   mutable int reads_elsewhere_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+// Holds the reads of one side of a read-ahead scan until the other side has
+// read: kHelper holds every read of the helper thread until the caller has
+// read a piece of a read-ahead chunk itself (at or past the first chunk,
+// which the caller reads synchronously); kCaller holds the caller's reads
+// past the first chunk until the helper has read. A hold gives up for good
+// after a deadline (a failure, not a hang) if the other side never reads.
+class HoldingFile : public fs::ReadableFile {
+ public:
+  enum class Hold { kHelper, kCaller };
+
+  HoldingFile(const fs::ReadableFile& file, Hold hold, uint64_t first_chunk_end)
+      : file_(file), hold_(hold), first_chunk_end_(first_chunk_end) {}
+  absl::StatusOr<size_t> ReadAt(uint64_t offset, size_t n,
+                                char* dst) const override {
+    {
+      absl::MutexLock lock(&mu_);
+      const bool caller = std::this_thread::get_id() == caller_;
+      const bool ahead = !caller || offset >= first_chunk_end_;
+      if (caller && ahead) ++caller_ahead_reads_;
+      if (!caller) ++helper_reads_;
+      if (ahead && caller == (hold_ == Hold::kCaller)) {
+        auto other_read = [this, caller]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+          return timeouts_ > 0 ||
+                 (caller ? helper_reads_ : caller_ahead_reads_) > 0;
+        };
+        if (!mu_.AwaitWithTimeout(absl::Condition(&other_read),
+                                  absl::Seconds(30))) {
+          ++timeouts_;  // holds no more reads
+        }
+      }
+    }
+    return file_.ReadAt(offset, n, dst);
+  }
+  absl::StatusOr<uint64_t> Size() const override { return file_.Size(); }
+  const std::string& path() const override { return file_.path(); }
+  int caller_ahead_reads() const {
+    absl::MutexLock lock(&mu_);
+    return caller_ahead_reads_;
+  }
+  int helper_reads() const {
+    absl::MutexLock lock(&mu_);
+    return helper_reads_;
+  }
+  int timeouts() const {
+    absl::MutexLock lock(&mu_);
+    return timeouts_;
+  }
+
+ private:
+  const fs::ReadableFile& file_;
+  const Hold hold_;
+  const uint64_t first_chunk_end_;
+  const std::thread::id caller_ = std::this_thread::get_id();
+  mutable absl::Mutex mu_;
+  mutable int caller_ahead_reads_ ABSL_GUARDED_BY(mu_) = 0;
+  mutable int helper_reads_ ABSL_GUARDED_BY(mu_) = 0;
+  mutable int timeouts_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 // Many batches of varied sizes (some larger than the small chunks below).
@@ -599,23 +660,31 @@ TEST_P(LogScannerTest, AReadErrorInALaterChunkPassesThrough) {
   EXPECT_GT(visited, 0);
 }
 
-// Read-ahead reads on a helper thread; below the threshold, or off, every
-// read is the caller's.
+// Read-ahead reads on a helper thread (the caller's reads past the first
+// chunk are held until it did); below the threshold, or off, every read is
+// the caller's.
 TEST_P(LogScannerTest, ReadAheadReadsOnAnotherThread) {
   const TestLog log = ManyBatches();
   ASSERT_OK(fs::WriteStringToFile(fs_, path_, log.bytes));
   ASSERT_OK_AND_ASSIGN(auto file, fs_.OpenForRead(path_));
-  ObservedFile observed(*file);
   ScanOptions options = WithReadAhead(ScanOptions());
   options.buffer_bytes = 1000;
-  ASSERT_OK_AND_ASSIGN(
-      ScanResult result,
-      ScanLog(observed, 0, kBase, options,
-              [](const RecordBatchView&, uint64_t) { return true; }));
-  EXPECT_EQ(result.stop, ScanStop::kEndOfFile);
   if (GetParam()) {
-    EXPECT_GT(observed.reads_elsewhere(), 0);
+    HoldingFile held(*file, HoldingFile::Hold::kCaller, options.buffer_bytes);
+    ASSERT_OK_AND_ASSIGN(
+        ScanResult result,
+        ScanLog(held, 0, kBase, options,
+                [](const RecordBatchView&, uint64_t) { return true; }));
+    EXPECT_EQ(result.stop, ScanStop::kEndOfFile);
+    EXPECT_GT(held.helper_reads(), 0);
+    EXPECT_EQ(held.timeouts(), 0);
   } else {
+    ObservedFile observed(*file);
+    ASSERT_OK_AND_ASSIGN(
+        ScanResult result,
+        ScanLog(observed, 0, kBase, options,
+                [](const RecordBatchView&, uint64_t) { return true; }));
+    EXPECT_EQ(result.stop, ScanStop::kEndOfFile);
     EXPECT_EQ(observed.reads_elsewhere(), 0);
   }
   ObservedFile small_scan(*file);
@@ -624,6 +693,96 @@ TEST_P(LogScannerTest, ReadAheadReadsOnAnotherThread) {
                     [](const RecordBatchView&, uint64_t) { return true; })
                 .status());
   EXPECT_EQ(small_scan.reads_elsewhere(), 0);
+}
+
+// Reports more bytes than the file holds, as a file that shrank after its
+// size was taken does.
+class OversizedFile : public fs::ReadableFile {
+ public:
+  OversizedFile(const fs::ReadableFile& file, uint64_t extra)
+      : file_(file), extra_(extra) {}
+  absl::StatusOr<size_t> ReadAt(uint64_t offset, size_t n,
+                                char* dst) const override {
+    return file_.ReadAt(offset, n, dst);
+  }
+  absl::StatusOr<uint64_t> Size() const override {
+    KAAS_ASSIGN_OR_RETURN(uint64_t size, file_.Size());
+    return size + extra_;
+  }
+  const std::string& path() const override { return file_.path(); }
+
+ private:
+  const fs::ReadableFile& file_;
+  const uint64_t extra_;
+};
+
+// A short read is the end of the file, wherever in a chunk (or a read-ahead
+// piece) it falls.
+TEST_P(LogScannerTest, AFileShorterThanItsSizeEndsWhereItsBytesEnd) {
+  const TestLog log = ManyBatches();
+  ASSERT_OK(fs::WriteStringToFile(fs_, path_, log.bytes));
+  ASSERT_OK_AND_ASSIGN(auto file, fs_.OpenForRead(path_));
+  for (uint64_t extra : {1, 100, 999, 5000}) {
+    OversizedFile oversized(*file, extra);
+    ScanOptions options = WithReadAhead(ScanOptions());
+    options.buffer_bytes = 1000;
+    int64_t visited = 0;
+    ASSERT_OK_AND_ASSIGN(ScanResult result,
+                         ScanLog(oversized, 0, kBase, options,
+                                 [&](const RecordBatchView&, uint64_t) {
+                                   ++visited;
+                                   return true;
+                                 }));
+    EXPECT_EQ(result.stop, ScanStop::kEndOfFile) << extra;
+    EXPECT_EQ(result.valid_end, log.bytes.size()) << extra;
+    EXPECT_EQ(result.scanned_bytes, log.bytes.size()) << extra;
+    EXPECT_EQ(result.next_offset, log.next_offset) << extra;
+    EXPECT_EQ(visited, static_cast<int64_t>(log.positions.size())) << extra;
+  }
+}
+
+// Reads that cover `end` return only the bytes before it; reads starting
+// past it return data: a file that shrank and grew again between reads.
+class ShortAtFile : public fs::ReadableFile {
+ public:
+  ShortAtFile(const fs::ReadableFile& file, uint64_t end)
+      : file_(file), end_(end) {}
+  absl::StatusOr<size_t> ReadAt(uint64_t offset, size_t n,
+                                char* dst) const override {
+    if (offset < end_ && offset + n > end_) n = end_ - offset;
+    return file_.ReadAt(offset, n, dst);
+  }
+  absl::StatusOr<uint64_t> Size() const override { return file_.Size(); }
+  const std::string& path() const override { return file_.path(); }
+
+ private:
+  const fs::ReadableFile& file_;
+  const uint64_t end_;
+};
+
+// The first short read is the end of the file: bytes read after it (by a
+// later read-ahead piece) are never appended behind the gap.
+TEST_P(LogScannerTest, TheFirstShortReadIsTheEndEvenIfLaterReadsReturnBytes) {
+  const TestLog log = ManyBatches();
+  ASSERT_OK(fs::WriteStringToFile(fs_, path_, log.bytes));
+  ASSERT_OK_AND_ASSIGN(auto file, fs_.OpenForRead(path_));
+  for (size_t batch : {size_t{60}, size_t{100}, size_t{150}}) {
+    const uint64_t end = log.positions[batch];
+    ShortAtFile short_at(*file, end);
+    ScanOptions options = WithReadAhead(ScanOptions());
+    options.buffer_bytes = 1000;
+    int64_t visited = 0;
+    ASSERT_OK_AND_ASSIGN(ScanResult result,
+                         ScanLog(short_at, 0, kBase, options,
+                                 [&](const RecordBatchView&, uint64_t) {
+                                   ++visited;
+                                   return true;
+                                 }));
+    EXPECT_EQ(result.stop, ScanStop::kEndOfFile) << batch;
+    EXPECT_EQ(result.valid_end, end) << batch;
+    EXPECT_EQ(result.next_offset, log.offsets[batch]) << batch;
+    EXPECT_EQ(visited, static_cast<int64_t>(batch)) << batch;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(ReadAhead, LogScannerTest, ::testing::Bool(),
@@ -637,6 +796,34 @@ TEST(ScanStopName, NamesEveryStop) {
   EXPECT_EQ(ScanStopName(ScanStop::kCorruptBatch), "corrupt batch");
   EXPECT_EQ(ScanStopName(ScanStop::kOffsetMismatch), "offset mismatch");
   EXPECT_EQ(ScanStopName(ScanStop::kStoppedByVisitor), "stopped by visitor");
+}
+
+// A caller that needs the next chunk before the read-ahead is done reads the
+// pieces the helper has not started instead of waiting: the copy is shared.
+TEST(ChunkReadAhead, TheCallerReadsThePiecesTheHelperHasNotStarted) {
+  TestLog log;
+  for (int i = 0; i < 100; ++i) log.Add(2, 100);  // batches well under a chunk
+  fs::FileSystem& fs = *fs::PosixFileSystem::Default();
+  fs::ScopedTempDir dir;
+  const std::string path = dir.path() + "/00000000-00000000000000001000.log";
+  ASSERT_OK(fs::WriteStringToFile(fs, path, log.bytes));
+  ASSERT_OK_AND_ASSIGN(auto file, fs.OpenForRead(path));
+  ScanOptions options;
+  options.buffer_bytes = 1000;
+  options.read_ahead_min_bytes = 1;
+  HoldingFile held(*file, HoldingFile::Hold::kHelper, options.buffer_bytes);
+  int64_t visited = 0;
+  ASSERT_OK_AND_ASSIGN(
+      ScanResult result,
+      ScanLog(held, 0, kBase, options, [&](const RecordBatchView&, uint64_t) {
+        ++visited;
+        return true;
+      }));
+  EXPECT_EQ(result.stop, ScanStop::kEndOfFile);
+  EXPECT_EQ(result.valid_end, log.bytes.size());
+  EXPECT_EQ(visited, 100);
+  EXPECT_GT(held.caller_ahead_reads(), 0);
+  EXPECT_EQ(held.timeouts(), 0);
 }
 
 }  // namespace
