@@ -30,13 +30,6 @@ absl::Status InvalidRecord(absl::string_view message) {
   return StorageError(StorageErrorCode::kInvalidRecord, message);
 }
 
-uint64_t ReadUnsignedBigEndian(const char* p, int bytes) {
-  const auto* u = reinterpret_cast<const unsigned char*>(p);
-  uint64_t v = 0;
-  for (int i = 0; i < bytes; ++i) v = (v << 8) | u[i];
-  return v;
-}
-
 void WriteUnsignedBigEndian(char* p, uint64_t v, int bytes) {
   for (int i = bytes - 1; i >= 0; --i) {
     p[i] = static_cast<char>(v & 0xff);
@@ -45,18 +38,6 @@ void WriteUnsignedBigEndian(char* p, uint64_t v, int bytes) {
 }
 
 }  // namespace
-
-int16_t ReadBigEndian16(const char* p) {
-  return static_cast<int16_t>(ReadUnsignedBigEndian(p, 2));
-}
-
-int32_t ReadBigEndian32(const char* p) {
-  return static_cast<int32_t>(ReadUnsignedBigEndian(p, 4));
-}
-
-int64_t ReadBigEndian64(const char* p) {
-  return static_cast<int64_t>(ReadUnsignedBigEndian(p, 8));
-}
 
 void WriteBigEndian16(char* p, int16_t v) {
   WriteUnsignedBigEndian(p, static_cast<uint16_t>(v), 2);
@@ -175,56 +156,8 @@ absl::StatusOr<RecordBatchView> RecordBatchView::Parse(
   return view;
 }
 
-int64_t RecordBatchView::base_offset() const {
-  return ReadBigEndian64(bytes_.data() + layout::kBaseOffset);
-}
-
-int32_t RecordBatchView::batch_length() const {
-  return ReadBigEndian32(bytes_.data() + layout::kBatchLength);
-}
-
-int32_t RecordBatchView::partition_leader_epoch() const {
-  return ReadBigEndian32(bytes_.data() + layout::kPartitionLeaderEpoch);
-}
-
 int8_t RecordBatchView::magic() const {
   return static_cast<int8_t>(bytes_[layout::kMagic]);
-}
-
-uint32_t RecordBatchView::crc() const {
-  return static_cast<uint32_t>(ReadBigEndian32(bytes_.data() + layout::kCrc));
-}
-
-int16_t RecordBatchView::attributes() const {
-  return ReadBigEndian16(bytes_.data() + layout::kAttributes);
-}
-
-int32_t RecordBatchView::last_offset_delta() const {
-  return ReadBigEndian32(bytes_.data() + layout::kLastOffsetDelta);
-}
-
-int64_t RecordBatchView::base_timestamp() const {
-  return ReadBigEndian64(bytes_.data() + layout::kBaseTimestamp);
-}
-
-int64_t RecordBatchView::max_timestamp() const {
-  return ReadBigEndian64(bytes_.data() + layout::kMaxTimestamp);
-}
-
-int64_t RecordBatchView::producer_id() const {
-  return ReadBigEndian64(bytes_.data() + layout::kProducerId);
-}
-
-int16_t RecordBatchView::producer_epoch() const {
-  return ReadBigEndian16(bytes_.data() + layout::kProducerEpoch);
-}
-
-int32_t RecordBatchView::base_sequence() const {
-  return ReadBigEndian32(bytes_.data() + layout::kBaseSequence);
-}
-
-int32_t RecordBatchView::record_count() const {
-  return ReadBigEndian32(bytes_.data() + layout::kRecordCount);
 }
 
 CompressionCodec RecordBatchView::compression() const {

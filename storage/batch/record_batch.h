@@ -111,10 +111,26 @@ enum class ControlType : int {
   kCommit = 1,
 };
 
-// Big-endian helpers. `p` must point at enough readable bytes.
-int16_t ReadBigEndian16(const char* p);
-int32_t ReadBigEndian32(const char* p);
-int64_t ReadBigEndian64(const char* p);
+// Big-endian helpers. `p` must point at enough readable bytes. The reads are
+// inline: the recovery scan and reads peek several header fields per batch
+// (compilers turn the byte loop into one load and a byte swap).
+namespace batch_internal {
+inline uint64_t ReadUnsignedBigEndian(const char* p, int bytes) {
+  const auto* u = reinterpret_cast<const unsigned char*>(p);
+  uint64_t v = 0;
+  for (int i = 0; i < bytes; ++i) v = (v << 8) | u[i];
+  return v;
+}
+}  // namespace batch_internal
+inline int16_t ReadBigEndian16(const char* p) {
+  return static_cast<int16_t>(batch_internal::ReadUnsignedBigEndian(p, 2));
+}
+inline int32_t ReadBigEndian32(const char* p) {
+  return static_cast<int32_t>(batch_internal::ReadUnsignedBigEndian(p, 4));
+}
+inline int64_t ReadBigEndian64(const char* p) {
+  return static_cast<int64_t>(batch_internal::ReadUnsignedBigEndian(p, 8));
+}
 void WriteBigEndian16(char* p, int16_t v);
 void WriteBigEndian32(char* p, int32_t v);
 void WriteBigEndian64(char* p, int64_t v);
@@ -167,19 +183,44 @@ class RecordBatchView {
   static absl::StatusOr<RecordBatchView> ParseHeader(absl::string_view bytes);
 
   // Field accessors.
-  int64_t base_offset() const;
-  int32_t batch_length() const;
-  int32_t partition_leader_epoch() const;
+  int64_t base_offset() const {
+    return ReadBigEndian64(bytes_.data() + batch_layout::kBaseOffset);
+  }
+  int32_t batch_length() const {
+    return ReadBigEndian32(bytes_.data() + batch_layout::kBatchLength);
+  }
+  int32_t partition_leader_epoch() const {
+    return ReadBigEndian32(bytes_.data() + batch_layout::kPartitionLeaderEpoch);
+  }
   int8_t magic() const;
-  uint32_t crc() const;
-  int16_t attributes() const;
-  int32_t last_offset_delta() const;
-  int64_t base_timestamp() const;
-  int64_t max_timestamp() const;
-  int64_t producer_id() const;
-  int16_t producer_epoch() const;
-  int32_t base_sequence() const;
-  int32_t record_count() const;
+  uint32_t crc() const {
+    return static_cast<uint32_t>(
+        ReadBigEndian32(bytes_.data() + batch_layout::kCrc));
+  }
+  int16_t attributes() const {
+    return ReadBigEndian16(bytes_.data() + batch_layout::kAttributes);
+  }
+  int32_t last_offset_delta() const {
+    return ReadBigEndian32(bytes_.data() + batch_layout::kLastOffsetDelta);
+  }
+  int64_t base_timestamp() const {
+    return ReadBigEndian64(bytes_.data() + batch_layout::kBaseTimestamp);
+  }
+  int64_t max_timestamp() const {
+    return ReadBigEndian64(bytes_.data() + batch_layout::kMaxTimestamp);
+  }
+  int64_t producer_id() const {
+    return ReadBigEndian64(bytes_.data() + batch_layout::kProducerId);
+  }
+  int16_t producer_epoch() const {
+    return ReadBigEndian16(bytes_.data() + batch_layout::kProducerEpoch);
+  }
+  int32_t base_sequence() const {
+    return ReadBigEndian32(bytes_.data() + batch_layout::kBaseSequence);
+  }
+  int32_t record_count() const {
+    return ReadBigEndian32(bytes_.data() + batch_layout::kRecordCount);
+  }
 
   // Derived values. The offset sums wrap modulo 2^64 instead of overflowing:
   // baseOffset is not CRC-covered and a ParseHeader view may carry any
