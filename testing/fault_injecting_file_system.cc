@@ -313,13 +313,31 @@ FaultInjectingFileSystem::~FaultInjectingFileSystem() = default;
 
 absl::StatusOr<std::unique_ptr<fs::ReadableFile>>
 FaultInjectingFileSystem::OpenForRead(const std::string& path) {
-  absl::MutexLock lock(&mu_);
-  if (auto fault = NextFault(FsOp::kOpenForRead, path)) {
-    return InjectedError(fault->error, absl::StrCat("open ", Quote(path)));
+  std::unique_ptr<fs::ReadableFile> opened;
+  std::function<void()> hook;
+  {
+    absl::MutexLock lock(&mu_);
+    if (auto fault = NextFault(FsOp::kOpenForRead, path)) {
+      return InjectedError(fault->error, absl::StrCat("open ", Quote(path)));
+    }
+    KAAS_ASSIGN_OR_RETURN(std::unique_ptr<fs::ReadableFile> file,
+                          base_->OpenForRead(path));
+    opened = std::make_unique<ReadOnlyFile>(this, epoch_, std::move(file));
+    if (open_hook_ != nullptr && open_hook_paths_->Matches(path)) {
+      hook = std::move(open_hook_);
+      open_hook_ = nullptr;
+      open_hook_paths_.reset();
+    }
   }
-  KAAS_ASSIGN_OR_RETURN(std::unique_ptr<fs::ReadableFile> file,
-                        base_->OpenForRead(path));
-  return std::make_unique<ReadOnlyFile>(this, epoch_, std::move(file));
+  if (hook != nullptr) hook();
+  return opened;
+}
+
+void FaultInjectingFileSystem::OnNextOpenForRead(PathPattern paths,
+                                                 std::function<void()> hook) {
+  absl::MutexLock lock(&mu_);
+  open_hook_paths_ = std::move(paths);
+  open_hook_ = std::move(hook);
 }
 
 absl::StatusOr<std::unique_ptr<fs::WritableFile>>

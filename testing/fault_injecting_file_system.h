@@ -60,6 +60,7 @@
 #include <cerrno>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <random>
 #include <string>
@@ -232,6 +233,15 @@ class FaultInjectingFileSystem final : public fs::FileSystem {
   // device). Zero turns it off.
   void SetSyncDelay(absl::Duration delay);
 
+  // --- Hooks --------------------------------------------------------------
+
+  // Runs `hook` once, on the opening thread and holding no lock of this
+  // object, when the next OpenForRead of a path matching `paths` has opened
+  // the file, before the handle is returned: a test can make something happen
+  // exactly between a reader's checks and its use of a new descriptor.
+  // Replaces a hook not yet run; a null `hook` just removes it.
+  void OnNextOpenForRead(PathPattern paths, std::function<void()> hook);
+
   // --- Counters -----------------------------------------------------------
 
   // Calls of `op` so far (kAny: of all operations), including injected
@@ -290,6 +300,8 @@ class FaultInjectingFileSystem final : public fs::FileSystem {
   int blocked_syncs_ ABSL_GUARDED_BY(mu_) = 0;
   absl::Duration sync_delay_ ABSL_GUARDED_BY(mu_) = absl::ZeroDuration();
   std::array<int64_t, kNumFsOps> counts_ ABSL_GUARDED_BY(mu_) = {};
+  absl::optional<PathPattern> open_hook_paths_ ABSL_GUARDED_BY(mu_);
+  std::function<void()> open_hook_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace kaas::testing

@@ -211,6 +211,26 @@ TEST_F(FaultTest, PathPatternsSelectThePathsThatFail) {
   EXPECT_OK(fs_.Stat(Path("12345.log")).status());
 }
 
+// The hook runs once, for the first matching open only, after the file was
+// opened and holding no lock (it may use the filesystem itself).
+TEST_F(FaultTest, OnNextOpenForReadRunsOnceForTheFirstMatchingOpen) {
+  CreateDurableFile("a.log", "a");
+  CreateDurableFile("b.index", "b");
+  int runs = 0;
+  fs_.OnNextOpenForRead(PathPattern::Substring(".log"), [&] {
+    ++runs;
+    EXPECT_OK(fs_.Stat(Path("b.index")).status());
+  });
+  ASSERT_OK(fs_.OpenForRead(Path("b.index")).status());
+  EXPECT_EQ(runs, 0);
+  ASSERT_OK_AND_ASSIGN(auto file, fs_.OpenForRead(Path("a.log")));
+  EXPECT_EQ(runs, 1);
+  char byte = 0;
+  EXPECT_THAT(file->ReadAt(0, 1, &byte), IsOkAndHolds(1));
+  ASSERT_OK(fs_.OpenForRead(Path("a.log")).status());
+  EXPECT_EQ(runs, 1);
+}
+
 TEST_F(FaultTest, RenameMatchesEitherPath) {
   CreateDurableFile("a", "");
   Fault fault(FsOp::kRename, EIO);
