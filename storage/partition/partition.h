@@ -351,6 +351,9 @@ class Partition : public std::enable_shared_from_this<Partition> {
   // ---- partition_read.cc
   // kNotLeader once the partition is closed.
   absl::Status CheckReadable() const;
+  // OffsetForTimestamp's lookup; its errors may be those of segments closed
+  // meanwhile for reads.
+  absl::StatusOr<OffsetAndTimestamp> FindOffsetForTimestamp(int64_t timestamp);
 
   // ---- publication for readers
   void PublishSegmentsLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

@@ -77,6 +77,9 @@ absl::StatusOr<ReadResult> Partition::Read(int64_t offset, size_t max_bytes,
     absl::StatusOr<segment::BatchReadResult> read =
         segment->Read(result.next_offset, end, budget);
     if (!read.ok()) {
+      // Leadership given up while reading: the segments are closed for
+      // reads (no descriptor is opened after Relinquish).
+      KAAS_RETURN_IF_ERROR(CheckReadable());
       if (absl::IsNotFound(read.status()) &&
           result.next_offset < LogStartOffset()) {
         // Deleted by a concurrent DeleteRecords/retention.
@@ -130,6 +133,14 @@ absl::StatusOr<ReadResult> Partition::Read(int64_t offset, size_t max_bytes,
 absl::StatusOr<OffsetAndTimestamp> Partition::OffsetForTimestamp(
     int64_t timestamp) {
   KAAS_RETURN_IF_ERROR(CheckReadable());
+  absl::StatusOr<OffsetAndTimestamp> found = FindOffsetForTimestamp(timestamp);
+  // Leadership given up meanwhile closed the segments for reads.
+  if (!found.ok()) KAAS_RETURN_IF_ERROR(CheckReadable());
+  return found;
+}
+
+absl::StatusOr<OffsetAndTimestamp> Partition::FindOffsetForTimestamp(
+    int64_t timestamp) {
   std::shared_ptr<const SegmentList> segments = segments_snapshot();
   const int64_t log_start = LogStartOffset();
   const int64_t high_watermark = HighWatermark();
@@ -196,9 +207,14 @@ Partition::SegmentsWithTimestamps() {
   std::shared_ptr<const SegmentList> segments = segments_snapshot();
   std::vector<SegmentSummary> out = SummarizeSegments(*segments);
   for (size_t i = 0; i < segments->size(); ++i) {
-    KAAS_ASSIGN_OR_RETURN(segment::SegmentTimeInfo info,
-                          (*segments)[i]->GetTimeInfo());
-    out[i].max_timestamp = info.max_timestamp;
+    absl::StatusOr<segment::SegmentTimeInfo> info =
+        (*segments)[i]->GetTimeInfo();
+    if (!info.ok()) {
+      // Leadership given up meanwhile closed the segments for reads.
+      KAAS_RETURN_IF_ERROR(CheckReadable());
+      return info.status();
+    }
+    out[i].max_timestamp = info->max_timestamp;
   }
   return out;
 }

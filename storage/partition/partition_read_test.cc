@@ -181,6 +181,55 @@ TEST_F(PartitionTest, TimestampLookupsOpenNothingOnceClosed) {
   EXPECT_EQ(fs().Count(testing::FsOp::kOpenForRead), opens);
 }
 
+// A read whose leadership check passed before Relinquish, and which opens a
+// closed segment after it, caches no descriptor (a deposed leader holds none
+// of the shared volume's files), and opens no further segment: the read
+// fails with kNotLeader.
+TEST_F(PartitionTest, AReadRacingRelinquishKeepsNoDescriptor) {
+  PartitionConfig config = SmallConfig();
+  config.segment_bytes = 2048;
+  {
+    auto writer = OpenLeader(1, config);
+    for (int i = 0; i < 20; ++i) AppendDurably(*writer, Batch(1, 200));
+    ASSERT_GT(writer->Segments().size(), 2u);
+    ASSERT_OK(writer->Relinquish());
+  }
+  // Reopened: its first segment is not in the read-handle cache.
+  auto partition = OpenLeader(2, config);
+  // The first segment's open is where Relinquish lands; no segment may be
+  // opened after it.
+  bool opened_after = false;
+  fs().OnNextOpenForRead(testing::PathPattern::Regex("-0{20}\\.log$"), [&] {
+    EXPECT_OK(partition->Relinquish());
+    fs().OnNextOpenForRead(testing::PathPattern::Regex("\\.log$"),
+                           [&] { opened_after = true; });
+  });
+  EXPECT_THAT(partition->Read(0, 1 << 20, Isolation::kReadUncommitted).status(),
+              HasStorageError(StorageErrorCode::kNotLeader));
+  fs().OnNextOpenForRead(testing::PathPattern::Any(), nullptr);
+  EXPECT_FALSE(opened_after);
+  EXPECT_EQ(read_cache().size(), 0u);
+}
+
+// The same race for the timestamp lookups.
+TEST_F(PartitionTest, ATimestampLookupRacingRelinquishKeepsNoDescriptor) {
+  PartitionConfig config = SmallConfig();
+  config.segment_bytes = 2048;
+  {
+    auto writer = OpenLeader(1, config);
+    for (int i = 0; i < 20; ++i) {
+      AppendDurably(*writer, Batch(1, 200, /*timestamp=*/100 * i));
+    }
+    ASSERT_OK(writer->Relinquish());
+  }
+  auto partition = OpenLeader(2, config);
+  fs().OnNextOpenForRead(testing::PathPattern::Regex("-0{20}\\.log$"),
+                         [&] { EXPECT_OK(partition->Relinquish()); });
+  EXPECT_THAT(partition->SegmentsWithTimestamps().status(),
+              HasStorageError(StorageErrorCode::kNotLeader));
+  EXPECT_EQ(read_cache().size(), 0u);
+}
+
 TEST_F(PartitionTest, OffsetForLeaderEpoch) {
   auto partition = OpenLeader(1);
   AppendDurably(*partition, Batch(3), 1);  // epoch 1: [0, 3)

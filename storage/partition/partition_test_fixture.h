@@ -43,6 +43,8 @@ class PartitionTest : public ::testing::Test {
   testing::FaultInjectingFileSystem& fs() { return fs_; }
   ManualClock& clock() { return clock_; }
   StorageStats& stats() { return stats_; }
+  // The engine-wide read-handle cache the partitions share.
+  segment::ReadHandleCache& read_cache() { return cache_; }
   // The timer thread the partitions use (for watchdogs and probes).
   TimerThread& timers() { return timers_; }
 

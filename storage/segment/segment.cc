@@ -379,7 +379,7 @@ void Segment::Seal() {
     absl::MutexLock lock(&mu_);
     state = active_state_;
   }
-  if (state != nullptr) cache_->Insert(cache_key_, state);
+  if (state != nullptr) CacheReadState(std::move(state));
 }
 
 void Segment::ReleaseWriteHandle() {
@@ -408,6 +408,7 @@ absl::StatusOr<std::shared_ptr<const SegmentReadState>> Segment::ReadState() {
 
 absl::StatusOr<std::shared_ptr<const SegmentReadState>>
 Segment::LoadClosedState() {
+  KAAS_RETURN_IF_ERROR(CheckReadsOpen());
   KAAS_ASSIGN_OR_RETURN(std::unique_ptr<fs::ReadableFile> opened,
                         fs_->OpenForRead(path(SegmentFileKind::kLog)));
   std::shared_ptr<const fs::ReadableFile> file = std::move(opened);
@@ -446,7 +447,7 @@ Segment::LoadClosedState() {
   auto state = std::make_shared<SegmentReadState>(SegmentReadState{
       std::move(file), std::make_shared<OffsetIndex>(std::move(index.index)),
       std::make_shared<TimeIndex>(std::move(time_index.index))});
-  cache_->Insert(cache_key_, state);
+  CacheReadState(state);
   return state;
 }
 
@@ -511,7 +512,7 @@ absl::StatusOr<std::shared_ptr<const SegmentReadState>> Segment::RebuildIndexes(
   }
   auto state = std::make_shared<SegmentReadState>(
       SegmentReadState{std::move(file), index, time_index});
-  cache_->Insert(cache_key_, state);
+  CacheReadState(state);
   return state;
 }
 
@@ -618,7 +619,27 @@ absl::StatusOr<ScanResult> Segment::WalkFrom(int64_t from_offset,
   return ScanLog(*state->file, start.position, start.offset, options, visitor);
 }
 
-void Segment::DropReadState() { cache_->Erase(cache_key_); }
+void Segment::DropReadState() {
+  {
+    absl::MutexLock lock(&mu_);
+    reads_closed_ = true;
+  }
+  cache_->Erase(cache_key_);
+}
+
+absl::Status Segment::CheckReadsOpen() const {
+  absl::MutexLock lock(&mu_);
+  if (!reads_closed_) return absl::OkStatus();
+  return absl::FailedPreconditionError(
+      absl::StrCat(path(SegmentFileKind::kLog), " is closed for reads"));
+}
+
+void Segment::CacheReadState(std::shared_ptr<const SegmentReadState> state) {
+  // Under mu_, so that DropReadState either sees the entry (and erases it)
+  // or has already closed reads (and none is inserted).
+  absl::MutexLock lock(&mu_);
+  if (!reads_closed_) cache_->Insert(cache_key_, std::move(state));
+}
 
 void Segment::StopPersisting() {
   absl::MutexLock persist(&persist_mu_);

@@ -240,7 +240,12 @@ class Segment {
   // served or listed again.
   absl::Status Quarantine();
 
-  // Releases the cached read state (descriptors) of this segment.
+  // Closes the segment for reads: drops its cached read state (descriptors),
+  // and no later read opens a descriptor or caches one (they fail with
+  // kFailedPrecondition). A read that loaded its state before this call may
+  // finish with it; its descriptor closes when that read lets go. Called when
+  // the partition gives up leadership and before files are deleted or set
+  // aside, so a deposed leader holds no descriptor of the shared volume.
   void DropReadState();
 
   // Makes every later PersistIndexes (and the index files written by an
@@ -261,6 +266,11 @@ class Segment {
   // state of a closed segment.
   absl::StatusOr<std::shared_ptr<const SegmentReadState>> ReadState();
   absl::StatusOr<std::shared_ptr<const SegmentReadState>> LoadClosedState();
+  // kFailedPrecondition once DropReadState was called.
+  absl::Status CheckReadsOpen() const;
+  // Caches `state` unless DropReadState was called meanwhile (then the
+  // caller's read finishes with it and its descriptor closes after).
+  void CacheReadState(std::shared_ptr<const SegmentReadState> state);
   // Rebuilds both indexes (and the time info) by walking the log headers.
   absl::StatusOr<std::shared_ptr<const SegmentReadState>> RebuildIndexes(
       std::shared_ptr<const fs::ReadableFile> file);
@@ -294,6 +304,8 @@ class Segment {
   std::shared_ptr<fs::WritableFile> write_file_ ABSL_GUARDED_BY(mu_);
   // Set while the segment is active (it has in-memory indexes).
   std::shared_ptr<const SegmentReadState> active_state_ ABSL_GUARDED_BY(mu_);
+  // Set by DropReadState: reads neither open nor cache descriptors any more.
+  bool reads_closed_ ABSL_GUARDED_BY(mu_) = false;
 
   // Writer-side state. `writer_` is a documentation-only capability: the
   // owner serialises writer calls; the mutex is taken only to satisfy
