@@ -295,7 +295,12 @@ class Partition : public std::enable_shared_from_this<Partition> {
 
   // ---- partition_sync.cc
   void RequestSyncLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // One group-commit cycle: sample, fdatasync, publish and complete the
+  // waiters, then persist indexes and the checkpoint (PersistAfterSync).
   void RunSync(uint64_t generation);
+  // Index and recovery-checkpoint writes of a cycle whose fsync succeeded
+  // (nothing once closed).
+  void PersistAfterSync(const SyncPlan& plan) ABSL_LOCKS_EXCLUDED(mu_);
   void CheckSyncDeadline(uint64_t generation);
   void DisarmWatchdogLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Marks the partition stalled and fails every waiter; returns the promises

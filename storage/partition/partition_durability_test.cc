@@ -1,5 +1,6 @@
 // Group commit, acks, fsync failures (sticky stall and re-arm), watchdog.
 #include <atomic>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -226,6 +227,30 @@ TEST_F(PartitionTest, ACycleRemovesOnlyThePendingSealsItSynced) {
   EXPECT_EQ(partition->LogEndOffset(), acked_end);
   EXPECT_EQ(ReadAll(*partition, per_segment).size(),
             (acked_end - per_segment) * batch.size());
+}
+
+// A cycle completes its acks before it persists the indexes and writes the
+// recovery checkpoint: a slow metadata fsync never delays acks=all.
+TEST_F(PartitionTest, AcksDoNotWaitForTheCyclesIndexAndCheckpointWrites) {
+  PartitionConfig config = SmallConfig();  // a checkpoint every 16 KiB
+  config.flush_interval_messages = 0;      // no cycle before the acks=all one
+  auto partition = OpenLeader(1, config);
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_OK(partition->Append(Batch(1, 4000), 1, Acks::kLeader).status());
+  }
+  fs().BlockSyncs(PathPattern::Regex("snapshot|checkpoint|index"));
+  ASSERT_OK_AND_ASSIGN(AppendResult result,
+                       partition->Append(Batch(), 1, Acks::kAll));
+  const std::optional<absl::Status> acked =
+      result.durable.WaitFor(absl::Seconds(30));
+  if (acked.has_value()) fs().WaitUntilBlockedSyncs(1);  // then it persists
+  fs().ReleaseSyncs();
+  ASSERT_TRUE(acked.has_value()) << "the ack waited for a metadata fsync";
+  EXPECT_OK(*acked);
+  // The next cycle starts once this one has finished persisting.
+  AppendDurably(*partition, Batch());
+  EXPECT_EQ(partition->HighWatermark(), 7);
+  ASSERT_OK(partition->Relinquish());
 }
 
 // A cycle that sampled a segment which the take-over then synced and

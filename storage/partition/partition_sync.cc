@@ -174,41 +174,14 @@ void Partition::RunSync(uint64_t generation) {
       stats->fsync_failures.fetch_add(1, std::memory_order_relaxed);
     }
   }
-  bool closed = false;
-  if (status.ok()) {
-    absl::MutexLock lock(&mu_);
-    closed = state_ == State::kClosed;
-  }
-  if (status.ok() && !closed) {
-    // Indexes are rebuildable from the log: a failure here is logged, not
-    // fatal.
-    for (const PendingSeal& seal : plan.seals) {
-      absl::Status persisted = seal.segment->PersistIndexes();
-      LOG_IF(WARNING, !persisted.ok())
-          << dir_ << ": could not persist the indexes of a sealed segment: "
-          << persisted;
-    }
-    if (plan.checkpoint) {
-      // Only what this cycle made durable: the index must never point past
-      // the log a crash would leave.
-      absl::Status persisted =
-          plan.active->PersistIndexes(plan.active_position, plan.target_offset);
-      if (persisted.ok()) {
-        WriteCheckpointAndSnapshot(plan.recovery_checkpoint, plan.snapshot);
-      } else {
-        LOG(WARNING) << dir_
-                     << ": no recovery checkpoint this time: " << persisted;
-      }
-    }
-  }
-
+  // Phase 1: publish what the fsync made durable and complete its waiters
+  // at once. The cycle stays in flight (and the watchdog armed) through
+  // phase 2.
   Completions done;
-  std::vector<std::shared_ptr<segment::Segment>> released;
+  bool persist = false;
   {
     absl::MutexLock lock(&mu_);
     if (generation != sync_generation_) return;
-    sync_in_flight_ = false;
-    DisarmWatchdogLocked();
     if (state_ != State::kClosed && !stalled_.load()) {
       if (!status.ok()) {
         if (plan.sync_dir) dir_sync_needed_ = true;
@@ -216,7 +189,6 @@ void Partition::RunSync(uint64_t generation) {
                         absl::StrCat("fdatasync failed: ", status.message())),
                     &done);
       } else {
-        RemoveSyncedSealsLocked(plan.seals, &released);
         if (plan.active == active_) {
           active_durable_position_ =
               std::max(active_durable_position_, plan.active_position);
@@ -233,16 +205,64 @@ void Partition::RunSync(uint64_t generation) {
           }
         }
         PublishDurableLocked(plan.target_offset, &done);
-        if ((sync_again_ && next_offset_ > durable_end_) || !waiters_.empty() ||
-            dir_sync_needed_ || !pending_seals_.empty() ||
-            checkpoint_after_roll_) {
-          RequestSyncLocked();
-        }
+        persist = true;
+      }
+    }
+    if (!persist) {
+      sync_in_flight_ = false;
+      DisarmWatchdogLocked();
+    }
+  }
+  Complete(done);
+  if (!persist) return;
+
+  // Phase 2: the index and checkpoint writes shorten the next recovery; the
+  // acks above never wait for them (an extra fsync or four after every roll
+  // and every checkpoint interval).
+  PersistAfterSync(plan);
+  std::vector<std::shared_ptr<segment::Segment>> released;
+  {
+    absl::MutexLock lock(&mu_);
+    if (generation != sync_generation_) return;
+    sync_in_flight_ = false;
+    DisarmWatchdogLocked();
+    if (state_ != State::kClosed && !stalled_.load()) {
+      RemoveSyncedSealsLocked(plan.seals, &released);
+      if ((sync_again_ && next_offset_ > durable_end_) || !waiters_.empty() ||
+          dir_sync_needed_ || !pending_seals_.empty() ||
+          checkpoint_after_roll_) {
+        RequestSyncLocked();
       }
     }
   }
   for (const auto& segment : released) segment->ReleaseWriteHandle();
-  Complete(done);
+}
+
+void Partition::PersistAfterSync(const SyncPlan& plan) {
+  {
+    absl::MutexLock lock(&mu_);
+    if (state_ == State::kClosed) return;
+  }
+  // Indexes are rebuildable from the log: a failure here is logged, not
+  // fatal.
+  for (const PendingSeal& seal : plan.seals) {
+    absl::Status persisted = seal.segment->PersistIndexes();
+    LOG_IF(WARNING, !persisted.ok())
+        << dir_
+        << ": could not persist the indexes of a sealed segment: " << persisted;
+  }
+  if (plan.checkpoint) {
+    // Only what this cycle made durable: the index must never point past
+    // the log a crash would leave.
+    absl::Status persisted =
+        plan.active->PersistIndexes(plan.active_position, plan.target_offset);
+    if (persisted.ok()) {
+      WriteCheckpointAndSnapshot(plan.recovery_checkpoint, plan.snapshot);
+    } else {
+      LOG(WARNING) << dir_
+                   << ": no recovery checkpoint this time: " << persisted;
+    }
+  }
 }
 
 void Partition::RemoveSyncedSealsLocked(
