@@ -181,52 +181,58 @@ TEST_F(PartitionTest, TimestampLookupsOpenNothingOnceClosed) {
   EXPECT_EQ(fs().Count(testing::FsOp::kOpenForRead), opens);
 }
 
-// A read whose leadership check passed before Relinquish, and which opens a
-// closed segment after it, caches no descriptor (a deposed leader holds none
-// of the shared volume's files), and opens no further segment: the read
-// fails with kNotLeader.
-TEST_F(PartitionTest, AReadRacingRelinquishKeepsNoDescriptor) {
-  PartitionConfig config = SmallConfig();
-  config.segment_bytes = 2048;
-  {
-    auto writer = OpenLeader(1, config);
-    for (int i = 0; i < 20; ++i) AppendDurably(*writer, Batch(1, 200));
-    ASSERT_GT(writer->Segments().size(), 2u);
-    ASSERT_OK(writer->Relinquish());
+// Races with Relinquish: a reader passed its leadership check, then the
+// partition is relinquished exactly when the reader opens its first closed
+// segment (RelinquishAtFirstSegmentOpen).
+class ReadRacingRelinquishTest : public PartitionTest {
+ protected:
+  // Writes 20 timestamped batches over several 2 KiB segments at epoch 1,
+  // then reopens the partition as leader at epoch 2: its first segment is
+  // not in the read-handle cache.
+  void SetUp() override {
+    config_.segment_bytes = 2048;
+    {
+      auto writer = OpenLeader(1, config_);
+      for (int i = 0; i < 20; ++i) {
+        AppendDurably(*writer, Batch(1, 200, /*timestamp=*/100 * i));
+      }
+      ASSERT_GT(writer->Segments().size(), 2u);
+      ASSERT_OK(writer->Relinquish());
+    }
+    partition_ = OpenLeader(2, config_);
+    ASSERT_NE(partition_, nullptr);
+    fs().OnNextOpenForRead(testing::PathPattern::Regex("-0{20}\\.log$"), [&] {
+      EXPECT_OK(partition_->Relinquish());
+      // Nothing may open a segment after the close.
+      fs().OnNextOpenForRead(testing::PathPattern::Regex("\\.log$"),
+                             [&] { opened_after_close_ = true; });
+    });
   }
-  // Reopened: its first segment is not in the read-handle cache.
-  auto partition = OpenLeader(2, config);
-  // The first segment's open is where Relinquish lands; no segment may be
-  // opened after it.
-  bool opened_after = false;
-  fs().OnNextOpenForRead(testing::PathPattern::Regex("-0{20}\\.log$"), [&] {
-    EXPECT_OK(partition->Relinquish());
-    fs().OnNextOpenForRead(testing::PathPattern::Regex("\\.log$"),
-                           [&] { opened_after = true; });
-  });
-  EXPECT_THAT(partition->Read(0, 1 << 20, Isolation::kReadUncommitted).status(),
-              HasStorageError(StorageErrorCode::kNotLeader));
-  fs().OnNextOpenForRead(testing::PathPattern::Any(), nullptr);
-  EXPECT_FALSE(opened_after);
+
+  void TearDown() override {
+    fs().OnNextOpenForRead(testing::PathPattern::Any(), nullptr);
+  }
+
+  PartitionConfig config_ = SmallConfig();
+  std::shared_ptr<Partition> partition_;
+  bool opened_after_close_ = false;
+};
+
+// The read's open under way finishes without caching its descriptor (a
+// deposed leader holds none of the shared volume's files), the next segment
+// is not opened, and the read fails with kNotLeader.
+TEST_F(ReadRacingRelinquishTest, AReadKeepsNoDescriptor) {
+  EXPECT_THAT(
+      partition_->Read(0, 1 << 20, Isolation::kReadUncommitted).status(),
+      HasStorageError(StorageErrorCode::kNotLeader));
+  EXPECT_FALSE(opened_after_close_);
   EXPECT_EQ(read_cache().size(), 0u);
 }
 
-// The same race for the timestamp lookups.
-TEST_F(PartitionTest, ATimestampLookupRacingRelinquishKeepsNoDescriptor) {
-  PartitionConfig config = SmallConfig();
-  config.segment_bytes = 2048;
-  {
-    auto writer = OpenLeader(1, config);
-    for (int i = 0; i < 20; ++i) {
-      AppendDurably(*writer, Batch(1, 200, /*timestamp=*/100 * i));
-    }
-    ASSERT_OK(writer->Relinquish());
-  }
-  auto partition = OpenLeader(2, config);
-  fs().OnNextOpenForRead(testing::PathPattern::Regex("-0{20}\\.log$"),
-                         [&] { EXPECT_OK(partition->Relinquish()); });
-  EXPECT_THAT(partition->SegmentsWithTimestamps().status(),
+TEST_F(ReadRacingRelinquishTest, ATimestampLookupKeepsNoDescriptor) {
+  EXPECT_THAT(partition_->SegmentsWithTimestamps().status(),
               HasStorageError(StorageErrorCode::kNotLeader));
+  EXPECT_FALSE(opened_after_close_);
   EXPECT_EQ(read_cache().size(), 0u);
 }
 

@@ -232,6 +232,20 @@ class LogScannerTest : public ::testing::TestWithParam<bool> {
         });
   }
 
+  // Scans `file` from the start in 1000-byte chunks (8 read-ahead pieces of
+  // 125 bytes), noting the batches in visited_.
+  absl::StatusOr<ScanResult> ScanInChunksOf1000(const fs::ReadableFile& file) {
+    visited_.clear();
+    ScanOptions options = WithReadAhead(ScanOptions());
+    options.buffer_bytes = 1000;
+    return ScanLog(
+        file, 0, kBase, options,
+        [this](const RecordBatchView& batch, uint64_t position) {
+          visited_.push_back({batch.base_offset(), position, batch.size()});
+          return true;
+        });
+  }
+
   std::vector<Visited> AllBatches(const TestLog& log) {
     std::vector<Visited> all;
     for (size_t i = 0; i < log.positions.size(); ++i) {
@@ -695,25 +709,31 @@ TEST_P(LogScannerTest, ReadAheadReadsOnAnotherThread) {
   EXPECT_EQ(small_scan.reads_elsewhere(), 0);
 }
 
-// Reports more bytes than the file holds, as a file that shrank after its
-// size was taken does.
-class OversizedFile : public fs::ReadableFile {
+// A file whose size or reads do not agree with its bytes: Size() reports
+// `extra_size` bytes more than it holds (a file that shrank after its size
+// was taken), and reads covering position `short_at` return only the bytes
+// before it while reads starting past it return data (a file that shrank
+// and grew again between reads).
+class DistortedFile : public fs::ReadableFile {
  public:
-  OversizedFile(const fs::ReadableFile& file, uint64_t extra)
-      : file_(file), extra_(extra) {}
+  DistortedFile(const fs::ReadableFile& file, uint64_t extra_size,
+                uint64_t short_at = UINT64_MAX)
+      : file_(file), extra_size_(extra_size), short_at_(short_at) {}
   absl::StatusOr<size_t> ReadAt(uint64_t offset, size_t n,
                                 char* dst) const override {
+    if (offset < short_at_ && offset + n > short_at_) n = short_at_ - offset;
     return file_.ReadAt(offset, n, dst);
   }
   absl::StatusOr<uint64_t> Size() const override {
     KAAS_ASSIGN_OR_RETURN(uint64_t size, file_.Size());
-    return size + extra_;
+    return size + extra_size_;
   }
   const std::string& path() const override { return file_.path(); }
 
  private:
   const fs::ReadableFile& file_;
-  const uint64_t extra_;
+  const uint64_t extra_size_;
+  const uint64_t short_at_;
 };
 
 // A short read is the end of the file, wherever in a chunk (or a read-ahead
@@ -723,16 +743,9 @@ TEST_P(LogScannerTest, AFileShorterThanItsSizeEndsWhereItsBytesEnd) {
   ASSERT_OK(fs::WriteStringToFile(fs_, path_, log.bytes));
   ASSERT_OK_AND_ASSIGN(auto file, fs_.OpenForRead(path_));
   for (uint64_t extra : {1, 100, 999, 5000}) {
-    OversizedFile oversized(*file, extra);
-    ScanOptions options = WithReadAhead(ScanOptions());
-    options.buffer_bytes = 1000;
-    int64_t visited = 0;
-    ASSERT_OK_AND_ASSIGN(ScanResult result,
-                         ScanLog(oversized, 0, kBase, options,
-                                 [&](const RecordBatchView&, uint64_t) {
-                                   ++visited;
-                                   return true;
-                                 }));
+    DistortedFile oversized(*file, extra);
+    ASSERT_OK_AND_ASSIGN(ScanResult result, ScanInChunksOf1000(oversized));
+    const int64_t visited = static_cast<int64_t>(visited_.size());
     EXPECT_EQ(result.stop, ScanStop::kEndOfFile) << extra;
     EXPECT_EQ(result.valid_end, log.bytes.size()) << extra;
     EXPECT_EQ(result.scanned_bytes, log.bytes.size()) << extra;
@@ -740,25 +753,6 @@ TEST_P(LogScannerTest, AFileShorterThanItsSizeEndsWhereItsBytesEnd) {
     EXPECT_EQ(visited, static_cast<int64_t>(log.positions.size())) << extra;
   }
 }
-
-// Reads that cover `end` return only the bytes before it; reads starting
-// past it return data: a file that shrank and grew again between reads.
-class ShortAtFile : public fs::ReadableFile {
- public:
-  ShortAtFile(const fs::ReadableFile& file, uint64_t end)
-      : file_(file), end_(end) {}
-  absl::StatusOr<size_t> ReadAt(uint64_t offset, size_t n,
-                                char* dst) const override {
-    if (offset < end_ && offset + n > end_) n = end_ - offset;
-    return file_.ReadAt(offset, n, dst);
-  }
-  absl::StatusOr<uint64_t> Size() const override { return file_.Size(); }
-  const std::string& path() const override { return file_.path(); }
-
- private:
-  const fs::ReadableFile& file_;
-  const uint64_t end_;
-};
 
 // The first short read is the end of the file: bytes read after it (by a
 // later read-ahead piece) are never appended behind the gap.
@@ -768,16 +762,9 @@ TEST_P(LogScannerTest, TheFirstShortReadIsTheEndEvenIfLaterReadsReturnBytes) {
   ASSERT_OK_AND_ASSIGN(auto file, fs_.OpenForRead(path_));
   for (size_t batch : {size_t{60}, size_t{100}, size_t{150}}) {
     const uint64_t end = log.positions[batch];
-    ShortAtFile short_at(*file, end);
-    ScanOptions options = WithReadAhead(ScanOptions());
-    options.buffer_bytes = 1000;
-    int64_t visited = 0;
-    ASSERT_OK_AND_ASSIGN(ScanResult result,
-                         ScanLog(short_at, 0, kBase, options,
-                                 [&](const RecordBatchView&, uint64_t) {
-                                   ++visited;
-                                   return true;
-                                 }));
+    DistortedFile short_at(*file, /*extra_size=*/0, end);
+    ASSERT_OK_AND_ASSIGN(ScanResult result, ScanInChunksOf1000(short_at));
+    const int64_t visited = static_cast<int64_t>(visited_.size());
     EXPECT_EQ(result.stop, ScanStop::kEndOfFile) << batch;
     EXPECT_EQ(result.valid_end, end) << batch;
     EXPECT_EQ(result.next_offset, log.offsets[batch]) << batch;
