@@ -66,6 +66,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/cord.h"
@@ -244,7 +245,10 @@ class Partition : public std::enable_shared_from_this<Partition> {
   //
   // Read, OffsetForTimestamp and SegmentsWithTimestamps open segment files,
   // so once the partition is closed (Relinquish, Abandon) they fail with
-  // kNotLeader instead: only a leader holds descriptors.
+  // kNotLeader instead: only a leader holds descriptors. A segment deleted
+  // under them (DeleteRecords, retention) fails a Read with
+  // kOffsetOutOfRange; the timestamp lookups run again over the segments
+  // that remain.
   absl::StatusOr<std::vector<SegmentSummary>> SegmentsWithTimestamps();
 
   bool IsStalled() const;
@@ -356,9 +360,17 @@ class Partition : public std::enable_shared_from_this<Partition> {
   // ---- partition_read.cc
   // kNotLeader once the partition is closed.
   absl::Status CheckReadable() const;
-  // OffsetForTimestamp's lookup; its errors may be those of segments closed
-  // meanwhile for reads.
-  absl::StatusOr<OffsetAndTimestamp> FindOffsetForTimestamp(int64_t timestamp);
+  // Runs `lookup` over the published segment list. A segment deleted
+  // meanwhile (DeleteRecords, retention) fails it with kNotFound; then it runs
+  // again over the newer list (a few times at most). Errors: kNotLeader once
+  // the partition is closed; untyped ones as kStorageError naming `what`.
+  template <typename T>
+  absl::StatusOr<T> LookUpSegments(
+      absl::string_view what,
+      absl::FunctionRef<absl::StatusOr<T>(const SegmentList&)> lookup);
+  // OffsetForTimestamp's lookup over `segments`.
+  absl::StatusOr<OffsetAndTimestamp> FindOffsetForTimestamp(
+      const SegmentList& segments, int64_t timestamp);
 
   // ---- publication for readers
   void PublishSegmentsLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

@@ -130,18 +130,43 @@ absl::StatusOr<ReadResult> Partition::Read(int64_t offset, size_t max_bytes,
   return result;
 }
 
+template <typename T>
+absl::StatusOr<T> Partition::LookUpSegments(
+    absl::string_view what,
+    absl::FunctionRef<absl::StatusOr<T>(const SegmentList&)> lookup) {
+  // Each retry needs a newer list, i.e. another deletion meanwhile: a bound
+  // keeps a lookup from chasing a retention that deletes faster than it reads.
+  constexpr int kMaxAttempts = 4;
+  for (int attempt = 1;; ++attempt) {
+    KAAS_RETURN_IF_ERROR(CheckReadable());
+    std::shared_ptr<const SegmentList> segments = segments_snapshot();
+    absl::StatusOr<T> found = lookup(*segments);
+    if (found.ok()) return found;
+    // Leadership given up meanwhile closed the segments for reads.
+    KAAS_RETURN_IF_ERROR(CheckReadable());
+    if (absl::IsNotFound(found.status()) && attempt < kMaxAttempts &&
+        segments_snapshot() != segments) {
+      continue;  // a segment was deleted under the lookup
+    }
+    if (!HasStorageErrorCode(found.status(), StorageErrorCode::kStorageError)) {
+      return found.status();
+    }
+    return StorageError(
+        StorageErrorCode::kStorageError,
+        absl::StrCat(what, " ", dir_, ": ", found.status().message()));
+  }
+}
+
 absl::StatusOr<OffsetAndTimestamp> Partition::OffsetForTimestamp(
     int64_t timestamp) {
-  KAAS_RETURN_IF_ERROR(CheckReadable());
-  absl::StatusOr<OffsetAndTimestamp> found = FindOffsetForTimestamp(timestamp);
-  // Leadership given up meanwhile closed the segments for reads.
-  if (!found.ok()) KAAS_RETURN_IF_ERROR(CheckReadable());
-  return found;
+  return LookUpSegments<OffsetAndTimestamp>(
+      "timestamp lookup", [&](const SegmentList& segments) {
+        return FindOffsetForTimestamp(segments, timestamp);
+      });
 }
 
 absl::StatusOr<OffsetAndTimestamp> Partition::FindOffsetForTimestamp(
-    int64_t timestamp) {
-  std::shared_ptr<const SegmentList> segments = segments_snapshot();
+    const SegmentList& segments, int64_t timestamp) {
   const int64_t log_start = LogStartOffset();
   const int64_t high_watermark = HighWatermark();
   KAAS_ASSIGN_OR_RETURN(
@@ -151,7 +176,7 @@ absl::StatusOr<OffsetAndTimestamp> Partition::FindOffsetForTimestamp(
   if (timestamp == kListOffsetsMaxTimestamp) {
     // The first record carrying the largest timestamp.
     int64_t best = -1;
-    for (const auto& segment : *segments) {
+    for (const auto& segment : segments) {
       KAAS_ASSIGN_OR_RETURN(segment::SegmentTimeInfo info,
                             segment->GetTimeInfo());
       best = std::max(best, info.max_timestamp);
@@ -163,11 +188,11 @@ absl::StatusOr<OffsetAndTimestamp> Partition::FindOffsetForTimestamp(
   // Kafka's rule: the first record at or above the log start whose
   // timestamp is >= the target.
   int64_t from = log_start;
-  for (size_t i = 0; i < segments->size(); ++i) {
-    const std::shared_ptr<segment::Segment>& segment = (*segments)[i];
+  for (size_t i = 0; i < segments.size(); ++i) {
+    const std::shared_ptr<segment::Segment>& segment = segments[i];
     int64_t end = high_watermark;
-    if (i + 1 < segments->size()) {
-      end = std::min(end, (*segments)[i + 1]->base_offset());
+    if (i + 1 < segments.size()) {
+      end = std::min(end, segments[i + 1]->base_offset());
     }
     if (end <= from) continue;
     KAAS_ASSIGN_OR_RETURN(segment::SegmentTimeInfo info,
@@ -203,20 +228,18 @@ EpochEndOffset Partition::OffsetForLeaderEpoch(int64_t leader_epoch) const {
 
 absl::StatusOr<std::vector<SegmentSummary>>
 Partition::SegmentsWithTimestamps() {
-  KAAS_RETURN_IF_ERROR(CheckReadable());
-  std::shared_ptr<const SegmentList> segments = segments_snapshot();
-  std::vector<SegmentSummary> out = SummarizeSegments(*segments);
-  for (size_t i = 0; i < segments->size(); ++i) {
-    absl::StatusOr<segment::SegmentTimeInfo> info =
-        (*segments)[i]->GetTimeInfo();
-    if (!info.ok()) {
-      // Leadership given up meanwhile closed the segments for reads.
-      KAAS_RETURN_IF_ERROR(CheckReadable());
-      return info.status();
-    }
-    out[i].max_timestamp = info->max_timestamp;
-  }
-  return out;
+  return LookUpSegments<std::vector<SegmentSummary>>(
+      "segment timestamps",
+      [](const SegmentList& segments)
+          -> absl::StatusOr<std::vector<SegmentSummary>> {
+        std::vector<SegmentSummary> out = SummarizeSegments(segments);
+        for (size_t i = 0; i < segments.size(); ++i) {
+          KAAS_ASSIGN_OR_RETURN(segment::SegmentTimeInfo info,
+                                segments[i]->GetTimeInfo());
+          out[i].max_timestamp = info.max_timestamp;
+        }
+        return out;
+      });
 }
 
 }  // namespace kaas

@@ -1,5 +1,8 @@
 // Read path: KIP-74, bounds, out-of-range, visibility, timestamps, epochs.
+#include <algorithm>
+#include <functional>
 #include <string>
+#include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -181,14 +184,14 @@ TEST_F(PartitionTest, TimestampLookupsOpenNothingOnceClosed) {
   EXPECT_EQ(fs().Count(testing::FsOp::kOpenForRead), opens);
 }
 
-// Races with Relinquish: a reader passed its leadership check, then the
-// partition is relinquished exactly when the reader opens its first closed
-// segment (RelinquishAtFirstSegmentOpen).
-class ReadRacingRelinquishTest : public PartitionTest {
+// Races with a reader: the reader passed its leadership check and took the
+// segment list, then something happens exactly when it has opened its first
+// closed segment (AtFirstSegmentOpen).
+class ReadRaceTest : public PartitionTest {
  protected:
-  // Writes 20 timestamped batches over several 2 KiB segments at epoch 1,
-  // then reopens the partition as leader at epoch 2: its first segment is
-  // not in the read-handle cache.
+  // Writes 20 timestamped batches (timestamp 100 * offset) over several
+  // 2 KiB segments at epoch 1, then reopens the partition as leader at epoch
+  // 2: its closed segments are not in the read-handle cache.
   void SetUp() override {
     config_.segment_bytes = 2048;
     {
@@ -196,44 +199,96 @@ class ReadRacingRelinquishTest : public PartitionTest {
       for (int i = 0; i < 20; ++i) {
         AppendDurably(*writer, Batch(1, 200, /*timestamp=*/100 * i));
       }
-      ASSERT_GT(writer->Segments().size(), 2u);
+      ASSERT_GE(writer->Segments().size(), 3u);
       ASSERT_OK(writer->Relinquish());
     }
     partition_ = OpenLeader(2, config_);
     ASSERT_NE(partition_, nullptr);
-    fs().OnNextOpenForRead(testing::PathPattern::Regex("-0{20}\\.log$"), [&] {
-      EXPECT_OK(partition_->Relinquish());
-      // Nothing may open a segment after the close.
-      fs().OnNextOpenForRead(testing::PathPattern::Regex("\\.log$"),
-                             [&] { opened_after_close_ = true; });
-    });
   }
 
   void TearDown() override {
     fs().OnNextOpenForRead(testing::PathPattern::Any(), nullptr);
   }
 
+  // Runs `action` once a reader has opened the first segment's log, then
+  // records whether any segment log is opened after it.
+  void AtFirstSegmentOpen(std::function<void()> action) {
+    fs().OnNextOpenForRead(
+        testing::PathPattern::Regex("-0{20}\\.log$"), [this, action] {
+          action();
+          fs().OnNextOpenForRead(testing::PathPattern::Regex("\\.log$"),
+                                 [this] { opened_after_action_ = true; });
+        });
+  }
+
+  int64_t SegmentBase(size_t i) {
+    return partition_->Segments().at(i).base_offset;
+  }
+
   PartitionConfig config_ = SmallConfig();
   std::shared_ptr<Partition> partition_;
-  bool opened_after_close_ = false;
+  bool opened_after_action_ = false;
 };
 
 // The read's open under way finishes without caching its descriptor (a
 // deposed leader holds none of the shared volume's files), the next segment
 // is not opened, and the read fails with kNotLeader.
-TEST_F(ReadRacingRelinquishTest, AReadKeepsNoDescriptor) {
+TEST_F(ReadRaceTest, AReadRacingRelinquishKeepsNoDescriptor) {
+  AtFirstSegmentOpen([&] { EXPECT_OK(partition_->Relinquish()); });
   EXPECT_THAT(
       partition_->Read(0, 1 << 20, Isolation::kReadUncommitted).status(),
       HasStorageError(StorageErrorCode::kNotLeader));
-  EXPECT_FALSE(opened_after_close_);
+  EXPECT_FALSE(opened_after_action_);
   EXPECT_EQ(read_cache().size(), 0u);
 }
 
-TEST_F(ReadRacingRelinquishTest, ATimestampLookupKeepsNoDescriptor) {
+TEST_F(ReadRaceTest, ATimestampLookupRacingRelinquishKeepsNoDescriptor) {
+  AtFirstSegmentOpen([&] { EXPECT_OK(partition_->Relinquish()); });
   EXPECT_THAT(partition_->SegmentsWithTimestamps().status(),
               HasStorageError(StorageErrorCode::kNotLeader));
-  EXPECT_FALSE(opened_after_close_);
+  EXPECT_FALSE(opened_after_action_);
   EXPECT_EQ(read_cache().size(), 0u);
+}
+
+// DeleteRecords removes the first two segments while a read is in the first:
+// the read's offsets are gone, which is kOffsetOutOfRange (not a storage
+// error), as for a read starting after the deletion.
+TEST_F(ReadRaceTest, AReadRacingDeleteRecordsIsOutOfRange) {
+  const int64_t third = SegmentBase(2);
+  AtFirstSegmentOpen([&] { EXPECT_OK(partition_->DeleteRecords(third)); });
+  EXPECT_THAT(
+      partition_->Read(0, 1 << 20, Isolation::kReadUncommitted).status(),
+      HasStorageError(StorageErrorCode::kOffsetOutOfRange));
+  EXPECT_THAT(
+      partition_->Read(0, 1 << 20, Isolation::kReadUncommitted).status(),
+      HasStorageError(StorageErrorCode::kOffsetOutOfRange));
+}
+
+// A timestamp lookup whose segments are deleted under it answers from the
+// segments that remain: the first record at or after the new log start.
+TEST_F(ReadRaceTest,
+       ATimestampLookupRacingDeleteRecordsAnswersFromWhatRemains) {
+  const int64_t third = SegmentBase(2);
+  AtFirstSegmentOpen([&] { EXPECT_OK(partition_->DeleteRecords(third)); });
+  ASSERT_OK_AND_ASSIGN(OffsetAndTimestamp hit,
+                       partition_->OffsetForTimestamp(0));
+  EXPECT_EQ(hit.offset, third);
+  EXPECT_EQ(hit.timestamp, 100 * third);
+}
+
+TEST_F(ReadRaceTest, SegmentTimestampsRacingDeleteRecordsListWhatRemains) {
+  const int64_t third = SegmentBase(2);
+  const size_t segments = partition_->Segments().size();
+  AtFirstSegmentOpen([&] { EXPECT_OK(partition_->DeleteRecords(third)); });
+  ASSERT_OK_AND_ASSIGN(std::vector<SegmentSummary> listed,
+                       partition_->SegmentsWithTimestamps());
+  ASSERT_EQ(listed.size(), segments - 2);
+  EXPECT_EQ(listed.front().base_offset, third);
+  int64_t max_timestamp = -1;
+  for (const SegmentSummary& segment : listed) {
+    max_timestamp = std::max(max_timestamp, segment.max_timestamp);
+  }
+  EXPECT_EQ(max_timestamp, 1900);
 }
 
 TEST_F(PartitionTest, OffsetForLeaderEpoch) {

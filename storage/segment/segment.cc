@@ -630,8 +630,11 @@ void Segment::DropReadState() {
 absl::Status Segment::CheckReadsOpen() const {
   absl::MutexLock lock(&mu_);
   if (!reads_closed_) return absl::OkStatus();
-  return absl::FailedPreconditionError(
-      absl::StrCat(path(SegmentFileKind::kLog), " is closed for reads"));
+  // kNotFound: to a reader this is a deleted segment (DeleteRecords,
+  // retention) or one of a partition that gave up leadership, which the
+  // partition reports itself.
+  return absl::NotFoundError(absl::StrCat(
+      path(SegmentFileKind::kLog), " is closed for reads (deleted or closed)"));
 }
 
 void Segment::CacheReadState(std::shared_ptr<const SegmentReadState> state) {

@@ -242,10 +242,11 @@ class Segment {
 
   // Closes the segment for reads: drops its cached read state (descriptors),
   // and no later read opens a descriptor or caches one (they fail with
-  // kFailedPrecondition). A read that loaded its state before this call may
-  // finish with it; its descriptor closes when that read lets go. Called when
-  // the partition gives up leadership and before files are deleted or set
-  // aside, so a deposed leader holds no descriptor of the shared volume.
+  // kNotFound, as a read of a deleted file would). A read that loaded its state
+  // before this call may finish with it; its descriptor closes when that read
+  // lets go. Called when the partition gives up leadership and before files are
+  // deleted or set aside, so a deposed leader holds no descriptor of the shared
+  // volume.
   void DropReadState();
 
   // Makes every later PersistIndexes (and the index files written by an
@@ -266,7 +267,7 @@ class Segment {
   // state of a closed segment.
   absl::StatusOr<std::shared_ptr<const SegmentReadState>> ReadState();
   absl::StatusOr<std::shared_ptr<const SegmentReadState>> LoadClosedState();
-  // kFailedPrecondition once DropReadState was called.
+  // kNotFound once DropReadState was called.
   absl::Status CheckReadsOpen() const;
   // Caches `state` unless DropReadState was called meanwhile (then the
   // caller's read finishes with it and its descriptor closes after).
