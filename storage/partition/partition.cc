@@ -40,9 +40,11 @@ std::shared_ptr<const Partition::SegmentList> Partition::segments_snapshot()
 }
 
 void Partition::PublishOffsetsLocked() {
-  // Order matters for readers that load several values: bounds that only
-  // grow are published after the data they cover (segments first, then the
-  // log end, then the high watermark).
+  // Order matters for readers (TakeReadView loads the bounds, then the
+  // segment list): bounds that only grow are published after the data they
+  // cover (segments first, then the log end, then the high watermark); a
+  // raised log start is published before the segments below it leave the
+  // list.
   log_end_.store(next_offset_, std::memory_order_release);
   int64_t visible =
       config_.flush_interval_messages == 1 ? durable_end_ : next_offset_;

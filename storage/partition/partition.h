@@ -245,10 +245,10 @@ class Partition : public std::enable_shared_from_this<Partition> {
   //
   // Read, OffsetForTimestamp and SegmentsWithTimestamps open segment files,
   // so once the partition is closed (Relinquish, Abandon) they fail with
-  // kNotLeader instead: only a leader holds descriptors. A segment deleted
-  // under them (DeleteRecords, retention) fails a Read with
-  // kOffsetOutOfRange; the timestamp lookups run again over the segments
-  // that remain.
+  // kNotLeader instead: only a leader holds descriptors. A Read that gets to
+  // a segment deleted under it (DeleteRecords, retention) fails with
+  // kOffsetOutOfRange (one already reading the segment finishes); the
+  // timestamp lookups run again over the segments that remain.
   absl::StatusOr<std::vector<SegmentSummary>> SegmentsWithTimestamps();
 
   bool IsStalled() const;
@@ -358,19 +358,32 @@ class Partition : public std::enable_shared_from_this<Partition> {
   void AwaitPersistsAfterClose() ABSL_LOCKS_EXCLUDED(checkpoint_mu_, mu_);
 
   // ---- partition_read.cc
+  // What a reader works from: the published bounds, then the segment list.
+  // Segments are published before the bounds that cover them, so every
+  // offset below these bounds lies in `segments` or, if DeleteRecords or
+  // retention ran in between, below the first of them.
+  struct ReadView {
+    int64_t log_start_offset = 0;
+    int64_t high_watermark = 0;
+    int64_t last_stable_offset = 0;
+    std::shared_ptr<const SegmentList> segments;
+  };
+  ReadView TakeReadView() const;
+  // kOffsetOutOfRange: `offset` was deleted under a read.
+  absl::Status DeletedWhileReading(int64_t offset) const;
   // kNotLeader once the partition is closed.
   absl::Status CheckReadable() const;
-  // Runs `lookup` over the published segment list. A segment deleted
+  // Runs `lookup` over a fresh read view. A segment deleted
   // meanwhile (DeleteRecords, retention) fails it with kNotFound; then it runs
   // again over the newer list (a few times at most). Errors: kNotLeader once
   // the partition is closed; untyped ones as kStorageError naming `what`.
   template <typename T>
   absl::StatusOr<T> LookUpSegments(
       absl::string_view what,
-      absl::FunctionRef<absl::StatusOr<T>(const SegmentList&)> lookup);
-  // OffsetForTimestamp's lookup over `segments`.
+      absl::FunctionRef<absl::StatusOr<T>(const ReadView&)> lookup);
+  // OffsetForTimestamp's lookup over `view`.
   absl::StatusOr<OffsetAndTimestamp> FindOffsetForTimestamp(
-      const SegmentList& segments, int64_t timestamp);
+      const ReadView& view, int64_t timestamp);
 
   // ---- publication for readers
   void PublishSegmentsLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

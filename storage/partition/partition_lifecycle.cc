@@ -350,8 +350,11 @@ absl::StatusOr<LogStartAdvance> Partition::AdvanceLogStart(int64_t target) {
                                           seal.segment) != doomed.end();
                        }),
         pending_seals_.end());
-    PublishSegmentsLocked();
+    // The raised log start before the shorter list: a reader that sees the
+    // list without the doomed segments also sees the log start above them
+    // (Read answers kOffsetOutOfRange instead of reading further on).
     PublishOffsetsLocked();
+    PublishSegmentsLocked();
     advance.log_start_offset = log_start_offset_;
   }
   for (const auto& segment : doomed) {

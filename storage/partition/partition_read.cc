@@ -43,6 +43,14 @@ int64_t CountRecords(absl::string_view bytes) {
 
 }  // namespace
 
+absl::Status Partition::DeletedWhileReading(int64_t offset) const {
+  return StorageError(
+      StorageErrorCode::kOffsetOutOfRange,
+      absl::StrFormat("%s: offset %d was deleted (DeleteRecords or retention) "
+                      "while being read",
+                      dir_, offset));
+}
+
 absl::Status Partition::CheckReadable() const {
   if (closed_.load(std::memory_order_acquire)) {
     return StorageError(StorageErrorCode::kNotLeader,
@@ -51,20 +59,37 @@ absl::Status Partition::CheckReadable() const {
   return absl::OkStatus();
 }
 
+Partition::ReadView Partition::TakeReadView() const {
+  ReadView view;
+  // Acquire loads of the bounds, then the list: a segment is published
+  // before any bound that covers it, so the list read after the bounds holds
+  // every offset below them (a list read first could miss a segment rolled
+  // in between).
+  view.log_start_offset = LogStartOffset();
+  view.high_watermark = HighWatermark();
+  view.last_stable_offset = LastStableOffset();
+  view.segments = segments_snapshot();
+  return view;
+}
+
 absl::StatusOr<ReadResult> Partition::Read(int64_t offset, size_t max_bytes,
                                            Isolation isolation) {
   KAAS_RETURN_IF_ERROR(CheckReadable());
   absl::Time started = absl::Now();
-  // Bounds only grow; reading the segment list first means every offset
-  // below the bounds read next lies in a listed segment.
-  std::shared_ptr<const SegmentList> segments = segments_snapshot();
+  const ReadView view = TakeReadView();
+  const SegmentList* segments = view.segments.get();
   ReadResult result;
-  result.log_start_offset = LogStartOffset();
-  result.high_watermark = HighWatermark();
-  result.last_stable_offset = LastStableOffset();
+  result.log_start_offset = view.log_start_offset;
+  result.high_watermark = view.high_watermark;
+  result.last_stable_offset = view.last_stable_offset;
   result.next_offset = offset;
   KAAS_ASSIGN_OR_RETURN(const int64_t bound,
                         FetchBound(dir_, offset, result, isolation));
+  // The segments holding `offset` were deleted after the bounds were read.
+  if (offset < bound && !segments->empty() &&
+      offset < segments->front()->base_offset() && offset < LogStartOffset()) {
+    return DeletedWhileReading(offset);
+  }
   size_t budget = max_bytes;
   for (size_t i = SegmentIndexFor(*segments, offset);
        i < segments->size() && result.next_offset < bound; ++i) {
@@ -82,11 +107,7 @@ absl::StatusOr<ReadResult> Partition::Read(int64_t offset, size_t max_bytes,
       KAAS_RETURN_IF_ERROR(CheckReadable());
       if (absl::IsNotFound(read.status()) &&
           result.next_offset < LogStartOffset()) {
-        // Deleted by a concurrent DeleteRecords/retention.
-        return StorageError(
-            StorageErrorCode::kOffsetOutOfRange,
-            absl::StrFormat("%s: offset %d was deleted while being read", dir_,
-                            result.next_offset));
+        return DeletedWhileReading(result.next_offset);
       }
       return StorageError(
           StorageErrorCode::kStorageError,
@@ -133,19 +154,19 @@ absl::StatusOr<ReadResult> Partition::Read(int64_t offset, size_t max_bytes,
 template <typename T>
 absl::StatusOr<T> Partition::LookUpSegments(
     absl::string_view what,
-    absl::FunctionRef<absl::StatusOr<T>(const SegmentList&)> lookup) {
+    absl::FunctionRef<absl::StatusOr<T>(const ReadView&)> lookup) {
   // Each retry needs a newer list, i.e. another deletion meanwhile: a bound
   // keeps a lookup from chasing a retention that deletes faster than it reads.
   constexpr int kMaxAttempts = 4;
   for (int attempt = 1;; ++attempt) {
     KAAS_RETURN_IF_ERROR(CheckReadable());
-    std::shared_ptr<const SegmentList> segments = segments_snapshot();
-    absl::StatusOr<T> found = lookup(*segments);
+    const ReadView view = TakeReadView();
+    absl::StatusOr<T> found = lookup(view);
     if (found.ok()) return found;
     // Leadership given up meanwhile closed the segments for reads.
     KAAS_RETURN_IF_ERROR(CheckReadable());
     if (absl::IsNotFound(found.status()) && attempt < kMaxAttempts &&
-        segments_snapshot() != segments) {
+        segments_snapshot() != view.segments) {
       continue;  // a segment was deleted under the lookup
     }
     if (!HasStorageErrorCode(found.status(), StorageErrorCode::kStorageError)) {
@@ -160,15 +181,16 @@ absl::StatusOr<T> Partition::LookUpSegments(
 absl::StatusOr<OffsetAndTimestamp> Partition::OffsetForTimestamp(
     int64_t timestamp) {
   return LookUpSegments<OffsetAndTimestamp>(
-      "timestamp lookup", [&](const SegmentList& segments) {
-        return FindOffsetForTimestamp(segments, timestamp);
+      "timestamp lookup", [&](const ReadView& view) {
+        return FindOffsetForTimestamp(view, timestamp);
       });
 }
 
 absl::StatusOr<OffsetAndTimestamp> Partition::FindOffsetForTimestamp(
-    const SegmentList& segments, int64_t timestamp) {
-  const int64_t log_start = LogStartOffset();
-  const int64_t high_watermark = HighWatermark();
+    const ReadView& view, int64_t timestamp) {
+  const SegmentList& segments = *view.segments;
+  const int64_t log_start = view.log_start_offset;
+  const int64_t high_watermark = view.high_watermark;
   KAAS_ASSIGN_OR_RETURN(
       std::optional<OffsetAndTimestamp> special,
       AnswerSpecialTimestamp(timestamp, log_start, high_watermark));
@@ -230,8 +252,8 @@ absl::StatusOr<std::vector<SegmentSummary>>
 Partition::SegmentsWithTimestamps() {
   return LookUpSegments<std::vector<SegmentSummary>>(
       "segment timestamps",
-      [](const SegmentList& segments)
-          -> absl::StatusOr<std::vector<SegmentSummary>> {
+      [](const ReadView& view) -> absl::StatusOr<std::vector<SegmentSummary>> {
+        const SegmentList& segments = *view.segments;
         std::vector<SegmentSummary> out = SummarizeSegments(segments);
         for (size_t i = 0; i < segments.size(); ++i) {
           KAAS_ASSIGN_OR_RETURN(segment::SegmentTimeInfo info,

@@ -1,7 +1,9 @@
 // Read path: KIP-74, bounds, out-of-range, visibility, timestamps, epochs.
 #include <algorithm>
+#include <atomic>
 #include <functional>
 #include <string>
+#include <thread>  // NOLINT(build/c++11)
 #include <vector>
 
 #include "gmock/gmock.h"
@@ -182,6 +184,76 @@ TEST_F(PartitionTest, TimestampLookupsOpenNothingOnceClosed) {
   EXPECT_THAT(partition->Read(0, 1 << 20, Isolation::kReadUncommitted).status(),
               not_leader);
   EXPECT_EQ(fs().Count(testing::FsOp::kOpenForRead), opens);
+}
+
+// A reader following next_offset while the writer rolls a segment every few
+// batches skips nothing: the segment list a read uses covers every offset
+// below the bounds it read. (A list taken before the bounds could miss the
+// segment rolled in between; a read at the old active segment's end then
+// returned no batch and a next_offset past the records it skipped.)
+TEST_F(PartitionTest, AReaderFollowingNextOffsetSkipsNothingWhileSegmentsRoll) {
+  PartitionConfig config = SmallConfig();
+  config.segment_bytes = 1024;         // a roll every few batches
+  config.flush_interval_messages = 0;  // reads run to the log end
+  auto partition = OpenLeader(1, config);
+  constexpr int64_t kBatches = 2000;
+  std::thread writer([&] {
+    for (int64_t i = 0; i < kBatches; ++i) {
+      ASSERT_OK(partition->Append(Batch(1, 200), 1, Acks::kLeader).status());
+    }
+  });
+  int64_t next = 0;
+  int64_t skipped = 0;
+  while (next < kBatches && skipped == 0) {
+    absl::StatusOr<ReadResult> read =
+        partition->Read(next, 1 << 20, Isolation::kReadUncommitted);
+    ASSERT_OK(read.status());
+    // One record per batch: every offset in [next, next_offset) came back.
+    skipped = read->next_offset - next - read->batches;
+    next = read->next_offset;
+  }
+  writer.join();
+  EXPECT_EQ(skipped, 0) << "at offset " << next;
+}
+
+// A reader at the log start while DeleteRecords keeps advancing it either
+// gets the batch holding the offset it asked for or kOffsetOutOfRange, never
+// batches from further on (the segments it asked for were deleted between
+// its look at the bounds and at the segment list).
+TEST_F(PartitionTest, AReaderAtTheLogStartGetsItsOffsetOrOutOfRange) {
+  PartitionConfig config = SmallConfig();
+  config.segment_bytes = 1024;
+  config.flush_interval_messages = 0;
+  auto partition = OpenLeader(1, config);
+  constexpr int64_t kBatches = 1200;
+  std::atomic<bool> done{false};
+  std::thread writer([&] {
+    for (int64_t i = 0; i < kBatches; ++i) {
+      ASSERT_OK(partition->Append(Batch(1, 200), 1, Acks::kLeader).status());
+      if (i % 4 == 3) {  // about one segment deleted each time
+        ASSERT_OK(partition->DeleteRecords(i - 1).status());
+      }
+    }
+    done.store(true);
+  });
+  int64_t wrong_starts = 0;
+  int64_t reads = 0;
+  while (!done.load() && wrong_starts == 0) {
+    const int64_t asked = partition->LogStartOffset();
+    absl::StatusOr<ReadResult> read =
+        partition->Read(asked, 1 << 20, Isolation::kReadUncommitted);
+    ++reads;
+    if (!read.ok()) {
+      ASSERT_THAT(read.status(),
+                  HasStorageError(StorageErrorCode::kOffsetOutOfRange));
+      continue;
+    }
+    if (read->batches == 0) continue;
+    const std::string base(read->records.Subcord(0, 8));
+    if (ReadBigEndian64(base.data()) != asked) ++wrong_starts;
+  }
+  writer.join();
+  EXPECT_EQ(wrong_starts, 0) << "after " << reads << " reads";
 }
 
 // Races with a reader: the reader passed its leadership check and took the
