@@ -36,21 +36,34 @@ size_t ThreadPool::QueuedTasks() const {
   return queue_.size();
 }
 
+void ThreadPool::WaitUntilIdle() {
+  absl::MutexLock lock(&mu_);
+  mu_.Await(absl::Condition(this, &ThreadPool::IsIdle));
+}
+
 bool ThreadPool::HasWorkOrStopping() const {
   return !queue_.empty() || stopping_;
 }
 
+bool ThreadPool::IsIdle() const { return queue_.empty() && running_ == 0; }
+
 void ThreadPool::WorkLoop() {
+  bool ran_task = false;
   while (true) {
     absl::AnyInvocable<void() &&> task;
     {
       absl::MutexLock lock(&mu_);
+      // The previous task's end is counted here, under the lock this loop
+      // takes anyway.
+      if (ran_task) --running_;
       mu_.Await(absl::Condition(this, &ThreadPool::HasWorkOrStopping));
       if (queue_.empty()) return;  // stopping_ and drained
       task = std::move(queue_.front());
       queue_.pop_front();
+      ++running_;
     }
     std::move(task)();
+    ran_task = true;
   }
 }
 

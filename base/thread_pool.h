@@ -47,13 +47,20 @@ class ThreadPool {
   // Tasks queued and not yet started (for stats and tests).
   size_t QueuedTasks() const;
 
+  // Blocks until no task is queued or running (tests use it to know that
+  // no background work is in flight). A task scheduled meanwhile is waited
+  // for too. REQUIRES: not called from a pool thread.
+  void WaitUntilIdle();
+
  private:
   void WorkLoop();
   bool HasWorkOrStopping() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  bool IsIdle() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   mutable absl::Mutex mu_;
   std::deque<absl::AnyInvocable<void() &&>> queue_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  int running_ ABSL_GUARDED_BY(mu_) = 0;  // tasks started, not yet returned
 
   // Constant after construction.
   std::vector<std::thread> threads_;

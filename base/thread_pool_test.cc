@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <memory>
+#include <thread>
 #include <vector>
 
 #include "absl/synchronization/blocking_counter.h"
@@ -57,6 +58,30 @@ TEST(ThreadPool, TasksRunConcurrentlyUpToThePoolSize) {
   }
   both_started.Wait();  // would hang if the tasks were serialised
   release.Notify();
+}
+
+// Idle means nothing queued and nothing running, follow-ups included.
+TEST(ThreadPool, WaitUntilIdleWaitsForRunningTasksAndTheirFollowUps) {
+  std::atomic<int> ran{0};
+  absl::Notification started;
+  absl::Notification release;
+  ThreadPool pool(2, "idle");
+  pool.WaitUntilIdle();  // a fresh pool is idle
+  pool.Schedule([&] {
+    started.Notify();
+    release.WaitForNotification();
+    pool.Schedule([&] { ran.fetch_add(1); });
+    ran.fetch_add(1);
+  });
+  started.WaitForNotification();
+  EXPECT_EQ(pool.QueuedTasks(), 0u);  // running, not queued
+  std::thread waiter([&] {
+    pool.WaitUntilIdle();
+    EXPECT_EQ(ran.load(), 2);
+  });
+  release.Notify();
+  waiter.join();
+  EXPECT_EQ(ran.load(), 2);
 }
 
 TEST(ThreadPool, ThreadCountIsFixed) {
