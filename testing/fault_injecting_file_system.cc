@@ -340,6 +340,12 @@ void FaultInjectingFileSystem::OnNextOpenForRead(PathPattern paths,
   open_hook_ = std::move(hook);
 }
 
+void FaultInjectingFileSystem::OnSync(
+    std::function<void(const std::string& path)> observer) {
+  absl::MutexLock lock(&mu_);
+  sync_observer_ = std::move(observer);
+}
+
 absl::StatusOr<std::unique_ptr<fs::WritableFile>>
 FaultInjectingFileSystem::OpenForWrite(const std::string& path,
                                        fs::OpenMode mode) {
@@ -580,9 +586,11 @@ absl::Status FaultInjectingFileSystem::FinishSync(
   absl::Status status;
   if (epoch_ == epoch) {
     const absl::Duration delay = sync_delay_;
+    const std::function<void(const std::string&)> observer = sync_observer_;
     // The real (possibly slow) sync runs without the lock; a Crash() may
     // happen meanwhile.
     mu_.Unlock();
+    if (observer != nullptr) observer(std::string(path));
     if (delay > absl::ZeroDuration()) absl::SleepFor(delay);
     status = base_sync();
     mu_.Lock();

@@ -242,6 +242,13 @@ class FaultInjectingFileSystem final : public fs::FileSystem {
   // Replaces a hook not yet run; a null `hook` just removes it.
   void OnNextOpenForRead(PathPattern paths, std::function<void()> hook);
 
+  // Calls `observer` with the path of every DataSync/Sync/SyncDir from now
+  // on, on the syncing thread and holding no lock of this object, just
+  // before the real sync (after a blocked sync is released): a test can see
+  // which thread synced what. Replaces the previous observer; null removes
+  // it.
+  void OnSync(std::function<void(const std::string& path)> observer);
+
   // --- Counters -----------------------------------------------------------
 
   // Calls of `op` so far (kAny: of all operations), including injected
@@ -302,6 +309,7 @@ class FaultInjectingFileSystem final : public fs::FileSystem {
   std::array<int64_t, kNumFsOps> counts_ ABSL_GUARDED_BY(mu_) = {};
   absl::optional<PathPattern> open_hook_paths_ ABSL_GUARDED_BY(mu_);
   std::function<void()> open_hook_ ABSL_GUARDED_BY(mu_);
+  std::function<void(const std::string&)> sync_observer_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace kaas::testing

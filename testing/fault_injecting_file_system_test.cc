@@ -231,6 +231,30 @@ TEST_F(FaultTest, OnNextOpenForReadRunsOnceForTheFirstMatchingOpen) {
   EXPECT_EQ(runs, 1);
 }
 
+// The observer sees every sync (file and directory) on the syncing thread,
+// holding no lock (it may use the filesystem itself).
+TEST_F(FaultTest, OnSyncObservesEverySyncOnTheSyncingThread) {
+  CreateDurableFile("a.log", "");
+  ASSERT_OK_AND_ASSIGN(
+      auto file, fs_.OpenForWrite(Path("a.log"), fs::OpenMode::kMustExist));
+  std::vector<std::string> synced;
+  std::thread::id observed_thread;
+  fs_.OnSync([&](const std::string& path) {
+    synced.push_back(path);
+    observed_thread = std::this_thread::get_id();
+    EXPECT_OK(fs_.Stat(Path("a.log")).status());
+  });
+  std::thread syncer([&] { EXPECT_OK(file->DataSync()); });
+  const std::thread::id syncer_id = syncer.get_id();
+  syncer.join();
+  EXPECT_EQ(observed_thread, syncer_id);
+  ASSERT_OK(fs_.SyncDir(root_));
+  EXPECT_THAT(synced, ::testing::ElementsAre(EndsWith("a.log"), root_));
+  fs_.OnSync(nullptr);
+  ASSERT_OK(file->DataSync());
+  EXPECT_EQ(synced.size(), 2u);
+}
+
 TEST_F(FaultTest, RenameMatchesEitherPath) {
   CreateDurableFile("a", "");
   Fault fault(FsOp::kRename, EIO);
