@@ -17,8 +17,9 @@
 // Callbacks run exactly once, either on the thread calling Then() (if the
 // result is already known) or on the thread calling Set(). They must be
 // short and must not block: Set() is called from the engine's I/O threads,
-// its timer thread (a watchdog stall) and the threads calling lifecycle
-// methods (waiters failed by a relinquish or a delete).
+// its timer thread (a watchdog stall), a thread in AppendAndWait that runs a
+// sync cycle itself, and the threads calling lifecycle methods (waiters
+// failed by a relinquish or a delete).
 
 #ifndef KAAS_BASE_STATUS_FUTURE_H_
 #define KAAS_BASE_STATUS_FUTURE_H_

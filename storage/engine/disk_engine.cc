@@ -305,6 +305,13 @@ absl::StatusOr<AppendResult> DiskEngine::Append(const TopicPartition& tp,
   return partition->Append(batch, leader_epoch, acks);
 }
 
+absl::StatusOr<AppendResult> DiskEngine::AppendAndWait(
+    const TopicPartition& tp, int64_t leader_epoch, Acks acks,
+    absl::string_view batch) {
+  KAAS_ASSIGN_OR_RETURN(std::shared_ptr<Partition> partition, Led(tp));
+  return partition->AppendAndWait(batch, leader_epoch, acks);
+}
+
 absl::StatusOr<int64_t> DiskEngine::DeleteRecords(const TopicPartition& tp,
                                                   int64_t target_offset) {
   KAAS_ASSIGN_OR_RETURN(std::shared_ptr<Partition> partition, Led(tp));

@@ -118,6 +118,9 @@ class DiskEngine final : public StorageEngine, public RetentionHost {
   absl::StatusOr<AppendResult> Append(const TopicPartition& tp,
                                       int64_t leader_epoch, Acks acks,
                                       absl::string_view batch) override;
+  absl::StatusOr<AppendResult> AppendAndWait(const TopicPartition& tp,
+                                             int64_t leader_epoch, Acks acks,
+                                             absl::string_view batch) override;
   absl::StatusOr<int64_t> DeleteRecords(const TopicPartition& tp,
                                         int64_t target_offset) override;
   absl::StatusOr<ReadResult> Read(const TopicPartition& tp, int64_t offset,

@@ -85,9 +85,13 @@ class StorageEngine {
                                               absl::string_view batch) = 0;
 
   // Blocking convenience: Append, then wait for `durable` (acks = kAll).
-  absl::StatusOr<AppendResult> AppendAndWait(const TopicPartition& tp,
-                                             int64_t leader_epoch, Acks acks,
-                                             absl::string_view batch);
+  // An engine may run the fdatasync on the calling thread, which waits
+  // anyway (DiskEngine does when no sync is in flight: see
+  // Partition::AppendAndWait).
+  virtual absl::StatusOr<AppendResult> AppendAndWait(const TopicPartition& tp,
+                                                     int64_t leader_epoch,
+                                                     Acks acks,
+                                                     absl::string_view batch);
 
   // Kafka DeleteRecords: advances the log start offset to `target_offset`
   // (-1: the high watermark), durably, then frees the closed segments

@@ -19,7 +19,8 @@
 //   -> index -> producer/transaction bookkeeping -> publish -> [unlock] ->
 //   durability future.
 //
-// Durability (group commit). A sync cycle runs on the shared I/O pool, never
+// Durability (group commit). A sync cycle runs on the shared I/O pool (or on
+// the thread of an AppendAndWait caller that found none in flight), never
 // holding the partition lock: it samples the written end under the lock,
 // fdatasyncs without it, then publishes exactly the sampled end as durable
 // and completes every waiter it covers. Appends arriving during a cycle are
@@ -38,17 +39,19 @@
 // offset, high watermark).
 //
 // Thread-safety: thread-safe; which thread runs what:
-//   * Append, DeleteRecords, TakeOver, Relinquish, Abandon, FenceProducer,
+//   * Append, AppendAndWait, DeleteRecords, TakeOver, Relinquish, Abandon,
+//   FenceProducer,
 //     SetConfig, MaybeRoll, ExpireProducers: any thread; serialised by the
 //     partition lock. Append does the (page-cache) write on the caller's
 //     thread and never waits for an fsync (it does wait, for the lock,
 //     behind a TakeOver or Relinquish finishing its fdatasync). TakeOver,
 //     Relinquish and DeleteRecords block on file I/O (metadata writes,
-//     syncs).
+//     syncs), and AppendAndWait waits for durability (see there).
 //   * Read, HighWatermark & co., OffsetForTimestamp, Segments: any thread,
 //     without the partition lock (a fetch never waits behind an append or an
 //     fsync). Read does positional reads on the caller's thread.
-//   * Sync cycles, re-arm probes, watchdog checks: the I/O pool (the timer
+//   * Sync cycles, re-arm probes, watchdog checks: the I/O pool (a cycle's
+//     fdatasync may also run on an AppendAndWait caller's thread; the timer
 //     thread only hands the checks over: a check takes the partition lock,
 //     which TakeOver and Relinquish hold across an fdatasync that may hang,
 //     and the timer thread serves every partition).
@@ -180,6 +183,21 @@ class Partition : public std::enable_shared_from_this<Partition> {
   absl::StatusOr<AppendResult> Append(absl::string_view batch,
                                       int64_t leader_epoch, Acks acks);
 
+  // Append, then (acks = kAll) block until the batch is durable or cannot
+  // become so; the returned `durable` is then ready. The caller waits
+  // anyway, so when no sync cycle is in flight it runs the cycle's
+  // fdatasync on its own thread instead of handing it to the I/O pool and
+  // being woken back: one thread hand-off fewer per ack (the leader of a
+  // LevelDB-style write group). Concurrent callers that find a cycle in
+  // flight wait for the pool's cycles as Append's callers do; index and
+  // checkpoint writes due after the fdatasync still go to the pool. The
+  // price: if the device hangs in that fdatasync, this call returns only
+  // when it does (the watchdog still stalls the partition on time and
+  // fails every other waiter). Same errors as Append, plus the durability
+  // error (kStalled, kNotLeader).
+  absl::StatusOr<AppendResult> AppendAndWait(absl::string_view batch,
+                                             int64_t leader_epoch, Acks acks);
+
   // Completes once every offset below `offset` is durable (or the partition
   // stalls or closes). Starts a sync if needed.
   StatusFuture WhenDurable(int64_t offset);
@@ -297,11 +315,31 @@ class Partition : public std::enable_shared_from_this<Partition> {
   absl::Status CheckWritableLocked(int64_t leader_epoch) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
+  // ---- partition_append.cc
+  // Append; with `lead_cycle` set (AppendAndWait), an acks=all append that
+  // finds no cycle in flight claims one, for the caller to run.
+  absl::StatusOr<AppendResult> AppendImpl(absl::string_view batch,
+                                          int64_t leader_epoch, Acks acks,
+                                          std::optional<uint64_t>* lead_cycle);
+
   // ---- partition_sync.cc
+  // Starts a sync cycle on the I/O pool unless one is in flight (then the
+  // running cycle starts another when it ends).
   void RequestSyncLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Claims a new cycle (in flight, watchdog armed) and returns its
+  // generation, which the caller must pass to RunSync; nullopt if one is in
+  // flight already or none may start (closed, stalled).
+  std::optional<uint64_t> ClaimCycleLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Where a cycle runs: on the I/O pool, or on the thread of an
+  // AppendAndWait caller (which hands the cycle's index and checkpoint
+  // writes to the pool instead of making its caller wait for them).
+  enum class CycleThread { kIoPool, kCaller };
   // One group-commit cycle: sample, fdatasync, publish and complete the
-  // waiters, then persist indexes and the checkpoint (PersistAfterSync).
-  void RunSync(uint64_t generation);
+  // waiters, then (FinishCycle) persist indexes and the checkpoint.
+  void RunSync(uint64_t generation, CycleThread thread = CycleThread::kIoPool);
+  // The rest of a cycle whose fdatasync succeeded: PersistAfterSync, then
+  // end the cycle and start the next if anything is waiting for one.
+  void FinishCycle(const SyncPlan& plan, uint64_t generation);
   // Index and recovery-checkpoint writes of a cycle whose fsync succeeded
   // (nothing once closed).
   void PersistAfterSync(const SyncPlan& plan) ABSL_LOCKS_EXCLUDED(mu_);
@@ -323,8 +361,10 @@ class Partition : public std::enable_shared_from_this<Partition> {
   // Records `offset` as durable and collects the waiters it completes.
   void PublishDurableLocked(int64_t offset, Completions* done)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // A future completing once durable_end_ >= end_offset.
-  StatusFuture DurableFutureLocked(int64_t end_offset)
+  // A future completing once durable_end_ >= end_offset. Starts a cycle on
+  // the pool if needed, or, with `lead_cycle`, claims it for the caller.
+  StatusFuture DurableFutureLocked(
+      int64_t end_offset, std::optional<uint64_t>* lead_cycle = nullptr)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   metadata::PartitionStateSnapshot StateSnapshotLocked() const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

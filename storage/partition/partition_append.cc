@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -45,6 +46,28 @@ absl::Status Partition::CheckWritableLocked(int64_t leader_epoch) const {
 absl::StatusOr<AppendResult> Partition::Append(absl::string_view bytes,
                                                int64_t leader_epoch,
                                                Acks acks) {
+  return AppendImpl(bytes, leader_epoch, acks, /*lead_cycle=*/nullptr);
+}
+
+absl::StatusOr<AppendResult> Partition::AppendAndWait(absl::string_view bytes,
+                                                      int64_t leader_epoch,
+                                                      Acks acks) {
+  std::optional<uint64_t> cycle;
+  absl::StatusOr<AppendResult> result = AppendImpl(
+      bytes, leader_epoch, acks, acks == Acks::kAll ? &cycle : nullptr);
+  // A claimed cycle is run whatever happened: it is in flight and nobody
+  // else will run it.
+  if (cycle.has_value()) RunSync(*cycle, CycleThread::kCaller);
+  if (!result.ok() || acks != Acks::kAll) return result;
+  if (absl::Status durable = result->durable.Wait(); !durable.ok()) {
+    return durable;
+  }
+  return result;
+}
+
+absl::StatusOr<AppendResult> Partition::AppendImpl(
+    absl::string_view bytes, int64_t leader_epoch, Acks acks,
+    std::optional<uint64_t>* lead_cycle) {
   StorageStats* stats = runtime_.stats;
   // Timing every append would cost two clock reads (a fifth of its CPU);
   // the latency histogram samples one append in 16 per thread.
@@ -78,7 +101,8 @@ absl::StatusOr<AppendResult> Partition::Append(absl::string_view bytes,
         result = DuplicateAppendResult(verdict, log_start_offset_);
         // An acks=all retry is acknowledged when the original is durable.
         if (acks == Acks::kAll) {
-          result.durable = DurableFutureLocked(result.last_offset + 1);
+          result.durable =
+              DurableFutureLocked(result.last_offset + 1, lead_cycle);
         }
         if (stats != nullptr) {
           stats->duplicate_batches.fetch_add(1, std::memory_order_relaxed);
@@ -125,7 +149,7 @@ absl::StatusOr<AppendResult> Partition::Append(absl::string_view bytes,
     bool flush_due = config_.flush_interval_messages > 0 &&
                      records_since_flush_ >= config_.flush_interval_messages;
     if (acks == Acks::kAll) {
-      result.durable = DurableFutureLocked(next_offset_);
+      result.durable = DurableFutureLocked(next_offset_, lead_cycle);
     } else if (flush_due) {
       RequestSyncLocked();
     }

@@ -1,10 +1,13 @@
 // Group commit, acks, fsync failures (sticky stall and re-arm), watchdog.
 #include <atomic>
+#include <memory>
 #include <optional>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
+#include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -18,6 +21,12 @@ namespace {
 using ::kaas::testing::FsOp;
 using ::kaas::testing::HasStorageError;
 using ::kaas::testing::PathPattern;
+using ::testing::Contains;
+using ::testing::ElementsAre;
+using ::testing::EndsWith;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::Not;
 
 TEST_F(PartitionTest,
        AcksAllCompletesOnlyAfterAnFdatasyncThatStartedAfterTheWrite) {
@@ -54,6 +63,115 @@ TEST_F(PartitionTest, AppendsAreNotHeldBackWhileAnFdatasyncRuns) {
   ASSERT_OK(first.durable.Wait());
   for (const StatusFuture& future : pending) ASSERT_OK(future.Wait());
   EXPECT_EQ(partition->HighWatermark(), 21);
+}
+
+// Which thread synced which path, as FaultInjectingFileSystem::OnSync
+// reports it. Shared with the observer, which a pool thread may still be
+// running when the test body ends.
+class SyncLog {
+ public:
+  static std::shared_ptr<SyncLog> Observe(
+      testing::FaultInjectingFileSystem& fs) {
+    auto log = std::make_shared<SyncLog>();
+    fs.OnSync([log](const std::string& path) {
+      absl::MutexLock lock(&log->mu_);
+      log->syncs_.push_back({std::this_thread::get_id(), path});
+    });
+    return log;
+  }
+
+  // The paths `thread` synced, in order.
+  std::vector<std::string> PathsSyncedBy(std::thread::id thread) const {
+    absl::MutexLock lock(&mu_);
+    std::vector<std::string> paths;
+    for (const auto& [syncer, path] : syncs_) {
+      if (syncer == thread) paths.push_back(path);
+    }
+    return paths;
+  }
+
+  // The paths other threads than `thread` synced, in order.
+  std::vector<std::string> PathsSyncedByOthersThan(
+      std::thread::id thread) const {
+    absl::MutexLock lock(&mu_);
+    std::vector<std::string> paths;
+    for (const auto& [syncer, path] : syncs_) {
+      if (syncer != thread) paths.push_back(path);
+    }
+    return paths;
+  }
+
+ private:
+  mutable absl::Mutex mu_;
+  std::vector<std::pair<std::thread::id, std::string>> syncs_
+      ABSL_GUARDED_BY(mu_);
+};
+
+// A caller of AppendAndWait waits anyway: with no cycle in flight it runs
+// the fdatasync itself instead of waking a pool thread and being woken back.
+TEST_F(PartitionTest,
+       AppendAndWaitRunsTheFdatasyncItselfWhenNoCycleIsInFlight) {
+  auto partition = OpenLeader();
+  io_pool().WaitUntilIdle();  // the take-over's cycles are over
+  std::shared_ptr<SyncLog> syncs = SyncLog::Observe(fs());
+  ASSERT_OK_AND_ASSIGN(AppendResult result,
+                       partition->AppendAndWait(Batch(), 1, Acks::kAll));
+  EXPECT_TRUE(result.durable.IsReady());
+  EXPECT_OK(result.durable.Wait());
+  EXPECT_EQ(partition->HighWatermark(), 1);
+  EXPECT_THAT(syncs->PathsSyncedBy(std::this_thread::get_id()),
+              ElementsAre(EndsWith(".log")));
+  io_pool().WaitUntilIdle();
+  EXPECT_THAT(syncs->PathsSyncedByOthersThan(std::this_thread::get_id()),
+              Not(Contains(EndsWith(".log"))));
+  fs().OnSync(nullptr);
+}
+
+// With a cycle in flight, AppendAndWait waits for the pool's next cycle
+// (two cycles never sync at once) and still gets its ack.
+TEST_F(PartitionTest, AppendAndWaitFindingACycleInFlightWaitsForThePool) {
+  auto partition = OpenLeader();
+  io_pool().WaitUntilIdle();
+  fs().BlockSyncs(PathPattern::Substring(".log"));
+  ASSERT_OK_AND_ASSIGN(AppendResult first,
+                       partition->Append(Batch(), 1, Acks::kAll));
+  fs().WaitUntilBlockedSyncs(1);
+  std::shared_ptr<SyncLog> syncs = SyncLog::Observe(fs());
+  std::thread::id waiter_id;
+  absl::StatusOr<AppendResult> second;
+  std::thread waiter([&] {
+    waiter_id = std::this_thread::get_id();
+    second = partition->AppendAndWait(Batch(), 1, Acks::kAll);
+  });
+  // Appended (and the cycle question settled under the same lock) before
+  // the blocked fdatasync is let go.
+  while (partition->LogEndOffset() < 2) std::this_thread::yield();
+  fs().ReleaseSyncs();
+  waiter.join();
+  ASSERT_OK(second.status());
+  EXPECT_EQ(second->base_offset, 1);
+  EXPECT_OK(first.durable.Wait());
+  EXPECT_EQ(partition->HighWatermark(), 2);
+  EXPECT_THAT(syncs->PathsSyncedBy(waiter_id), IsEmpty());
+  fs().OnSync(nullptr);
+}
+
+// The index and checkpoint writes a led cycle owes are the pool's: the
+// caller is acknowledged after its fdatasync alone.
+TEST_F(PartitionTest, AppendAndWaitLeavesTheCyclesCheckpointWritesToThePool) {
+  PartitionConfig config = SmallConfig();
+  config.checkpoint_interval_bytes = 1;  // every cycle writes a checkpoint
+  auto partition = OpenLeader(1, config);
+  io_pool().WaitUntilIdle();
+  std::shared_ptr<SyncLog> syncs = SyncLog::Observe(fs());
+  ASSERT_OK(partition->AppendAndWait(Batch(), 1, Acks::kAll).status());
+  EXPECT_THAT(syncs->PathsSyncedBy(std::this_thread::get_id()),
+              ElementsAre(EndsWith(".log")));
+  io_pool().WaitUntilIdle();
+  // They did happen, on the pool.
+  EXPECT_THAT(syncs->PathsSyncedByOthersThan(std::this_thread::get_id()),
+              Contains(HasSubstr("checkpoint")));
+  fs().OnSync(nullptr);
 }
 
 // One fdatasync covers every append that arrived before it started; the next

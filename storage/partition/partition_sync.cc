@@ -9,6 +9,8 @@
 // next one, which starts as soon as this one ends.
 
 #include <algorithm>
+#include <memory>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -39,7 +41,8 @@ void Partition::Complete(Completions& done) {
   done.clear();
 }
 
-StatusFuture Partition::DurableFutureLocked(int64_t end_offset) {
+StatusFuture Partition::DurableFutureLocked(
+    int64_t end_offset, std::optional<uint64_t>* lead_cycle) {
   if (durable_end_ >= end_offset) return StatusFuture::Ready(absl::OkStatus());
   if (state_ == State::kClosed) {
     return StatusFuture::Ready(
@@ -60,7 +63,11 @@ StatusFuture Partition::DurableFutureLocked(int64_t end_offset) {
         [](int64_t end, const Waiter& w) { return end < w.end_offset; });
     waiters_.insert(position, std::move(waiter));
   }
-  RequestSyncLocked();
+  if (lead_cycle != nullptr) {
+    *lead_cycle = ClaimCycleLocked();
+  } else {
+    RequestSyncLocked();
+  }
   return future;
 }
 
@@ -79,25 +86,31 @@ void Partition::PublishDurableLocked(int64_t offset, Completions* done) {
 }
 
 void Partition::RequestSyncLocked() {
-  if (state_ == State::kClosed || stalled_.load(std::memory_order_relaxed)) {
-    return;
-  }
-  if (sync_in_flight_) {
-    sync_again_ = true;
-    return;
-  }
-  sync_in_flight_ = true;
-  sync_again_ = false;
-  uint64_t generation = ++sync_generation_;
+  std::optional<uint64_t> generation = ClaimCycleLocked();
+  if (!generation.has_value()) return;
   std::weak_ptr<Partition> weak = weak_from_this();
-  runtime_.io_pool->Schedule([weak, generation] {
+  runtime_.io_pool->Schedule([weak, generation = *generation] {
     if (std::shared_ptr<Partition> self = weak.lock())
       self->RunSync(generation);
   });
+}
+
+std::optional<uint64_t> Partition::ClaimCycleLocked() {
+  if (state_ == State::kClosed || stalled_.load(std::memory_order_relaxed)) {
+    return std::nullopt;
+  }
+  if (sync_in_flight_) {
+    sync_again_ = true;
+    return std::nullopt;
+  }
+  sync_in_flight_ = true;
+  sync_again_ = false;
+  const uint64_t generation = ++sync_generation_;
   if (config_.fsync_max_latency > absl::ZeroDuration()) {
     // The check takes mu_, which TakeOver and Relinquish hold across an
     // fdatasync that may hang: on the timer thread it would hold up every
     // partition's deadlines and probes.
+    std::weak_ptr<Partition> weak = weak_from_this();
     ThreadPool* pool = runtime_.io_pool;
     watchdog_ = runtime_.timers->ScheduleAfter(
         config_.fsync_max_latency, [weak, generation, pool] {
@@ -108,6 +121,7 @@ void Partition::RequestSyncLocked() {
           });
         });
   }
+  return generation;
 }
 
 metadata::RecoveryCheckpoint Partition::CheckpointLocked() const {
@@ -133,7 +147,7 @@ metadata::PartitionStateSnapshot Partition::StateSnapshotLocked() const {
   return snapshot;
 }
 
-void Partition::RunSync(uint64_t generation) {
+void Partition::RunSync(uint64_t generation, CycleThread thread) {
   SyncPlan plan;
   {
     absl::MutexLock lock(&mu_);
@@ -218,7 +232,22 @@ void Partition::RunSync(uint64_t generation) {
 
   // Phase 2: the index and checkpoint writes shorten the next recovery; the
   // acks above never wait for them (an extra fsync or four after every roll
-  // and every checkpoint interval).
+  // and every checkpoint interval), nor does a caller that led the cycle.
+  if (thread == CycleThread::kCaller &&
+      (plan.checkpoint || !plan.seals.empty())) {
+    std::weak_ptr<Partition> weak = weak_from_this();
+    runtime_.io_pool->Schedule(
+        [weak, plan = std::make_shared<SyncPlan>(std::move(plan)), generation] {
+          if (std::shared_ptr<Partition> self = weak.lock()) {
+            self->FinishCycle(*plan, generation);
+          }
+        });
+    return;
+  }
+  FinishCycle(plan, generation);
+}
+
+void Partition::FinishCycle(const SyncPlan& plan, uint64_t generation) {
   PersistAfterSync(plan);
   std::vector<std::shared_ptr<segment::Segment>> released;
   {

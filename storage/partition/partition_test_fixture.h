@@ -47,6 +47,8 @@ class PartitionTest : public ::testing::Test {
   segment::ReadHandleCache& read_cache() { return cache_; }
   // The timer thread the partitions use (for watchdogs and probes).
   TimerThread& timers() { return timers_; }
+  // The I/O pool the partitions run their sync cycles on.
+  ThreadPool& io_pool() { return pool_; }
 
   // Opens dir() (asserting success) with `config`.
   std::shared_ptr<Partition> Open(const PartitionConfig& config = SmallConfig(),
