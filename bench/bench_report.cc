@@ -273,7 +273,8 @@ std::string RenderTable(const BenchReport& report) {
       "%s, data set %s\n"
       "Producers in (a)/(b) are logical: one append in flight each, issued "
       "by %d event-loop driver threads;\nan ack's durability callback hands "
-      "its producer back to its driver. MB = 10^6 bytes of batch.\n",
+      "its producer back to its driver (P=1: one thread blocking in "
+      "AppendAndWait).\nMB = 10^6 bytes of batch.\n",
       report.quick ? " (quick)" : "", report.data_dir,
       absl::FormatDuration(report.window), absl::FormatDuration(report.warmup),
       Mib(report.data_set_bytes), report.driver_threads);

@@ -56,6 +56,7 @@ class Run : public std::enable_shared_from_this<Run> {
           BuildWorkloadBatch(spec.shape, /*seed=*/p + 1, now_ms);
       producers_[p].driver = p % drivers;
     }
+    blocking_ = spec.producers == drivers;
   }
 
   absl::StatusOr<ProducerRunResult> Execute() {
@@ -119,6 +120,10 @@ class Run : public std::enable_shared_from_this<Run> {
 
  private:
   void Loop(size_t d) {
+    if (blocking_) {
+      BlockingLoop(static_cast<int>(d));
+      return;
+    }
     DriverQueue& queue = *queues_[d];
     while (true) {
       int p;
@@ -134,6 +139,22 @@ class Run : public std::enable_shared_from_this<Run> {
         queue.ready.pop_front();
       }
       Issue(p);
+    }
+  }
+
+  // A driver thread serving only producer `p` (and the engine's
+  // AppendAndWait, which may run the fdatasync on this thread).
+  void BlockingLoop(int p) {
+    Producer& producer = producers_[p];
+    while (true) {
+      producer.issued = absl::Now();
+      if (producer.issued >= window_end_ || failed_.load()) {
+        Park();
+        return;
+      }
+      absl::StatusOr<AppendResult> appended = spec_.engine->AppendAndWait(
+          spec_.tp, spec_.leader_epoch, spec_.acks, producer.batch);
+      Record(p, appended.status());
     }
   }
 
@@ -162,6 +183,12 @@ class Run : public std::enable_shared_from_this<Run> {
   // The ack of producer `p`'s append: runs on the thread completing the
   // future (short, never blocks).
   void Complete(int p, const absl::Status& status) {
+    Record(p, status);
+    Enqueue(p);
+  }
+
+  // Counts producer `p`'s ack if it arrived inside the window.
+  void Record(int p, const absl::Status& status) {
     const absl::Time now = absl::Now();
     if (!status.ok()) Fail(status);
     Producer& producer = producers_[p];
@@ -170,7 +197,6 @@ class Run : public std::enable_shared_from_this<Run> {
       producer.latencies_ns.push_back(
           absl::ToInt64Nanoseconds(now - producer.issued));
     }
-    Enqueue(p);
   }
 
   void Enqueue(int p) {
@@ -196,6 +222,8 @@ class Run : public std::enable_shared_from_this<Run> {
   const ProducerRunSpec spec_;
   std::vector<std::unique_ptr<DriverQueue>> queues_;
   std::vector<Producer> producers_;
+  // One producer per driver: each driver blocks in AppendAndWait.
+  bool blocking_ = false;
   absl::Time window_start_;
   absl::Time window_end_;
 

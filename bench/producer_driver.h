@@ -14,6 +14,11 @@
 //     which runs on the engine's I/O thread that completed the sync (or
 //     inline when the future is already complete, as with acks=1), records
 //     the latency and hands the producer back to its driver's ready queue.
+//   * Exception: when every driver serves a single producer (P <= D, so
+//     P = 1 by default), the driver has nothing else to do while its
+//     producer waits, and it behaves as a thread-per-producer client does:
+//     it calls AppendAndWait, in which the engine may run the fdatasync on
+//     the driver's own thread (see Partition::AppendAndWait).
 //   * Ack latency = completion time - time of the Append call.
 //
 // Timeline: the drivers start, `warmup` passes (not counted), then appends
