@@ -102,6 +102,8 @@ class Runner {
     context.warmup = report->warmup;
     context.window = report->window;
     context.driver_threads = report->driver_threads;
+    // The probes around the 1-producer row belong to the raw baselines.
+    if (Selected("raw")) context.adjacent_sync_probe = report->window / 5;
     context.data_set_bytes = report->data_set_bytes;
     context.self_executable = options_.self_executable;
 

@@ -60,13 +60,29 @@ class BenchCommandTest : public ::testing::Test {
 };
 
 constexpr const char* kRowFields[] = {
-    "scenario",  "name",           "batch",
-    "producers", "flush_interval", "acks",
-    "close",     "cache",          "batches_per_s",
-    "mb_per_s",  "p50_us",         "p99_us",
-    "p999_us",   "fsyncs_per_s",   "batches_per_fsync",
-    "open_ms",   "takeover_ms",    "recovery_scanned_bytes",
-    "hwm_ok",    "ratio",          "ratio_to",
+    "scenario",
+    "name",
+    "batch",
+    "producers",
+    "flush_interval",
+    "acks",
+    "close",
+    "cache",
+    "batches_per_s",
+    "mb_per_s",
+    "p50_us",
+    "p99_us",
+    "p999_us",
+    "fsyncs_per_s",
+    "batches_per_fsync",
+    "open_ms",
+    "takeover_ms",
+    "recovery_scanned_bytes",
+    "hwm_ok",
+    "ratio",
+    "ratio_to",
+    "adjacent_fdatasync_ops_per_s",
+    "adjacent_ratio",
     "error",
 };
 
@@ -104,6 +120,9 @@ TEST_F(BenchCommandTest, RunsEveryCaseAndEmitsOneValidJsonObject) {
     EXPECT_TRUE(names.insert(name).second) << "duplicate " << name;
     EXPECT_TRUE(row.object.at("error").is_null()) << name;
     EXPECT_TRUE(IsNumber(row.object.at("ratio"))) << name;
+    // Only the 1-producer acks=all row is probed around.
+    EXPECT_EQ(IsNumber(row.object.at("adjacent_ratio")), name == "(a) 1KiB P=1")
+        << name;
     if (scenario == "a" || scenario == "b") {
       for (const char* field :
            {"producers", "flush_interval", "batches_per_s", "mb_per_s",

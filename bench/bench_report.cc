@@ -58,7 +58,13 @@ void AppendTable(absl::string_view title, const std::vector<Column>& columns,
     for (const Column& column : columns) {
       absl::StrAppend(out, " ", Pad(column.cell(*row), column.width));
     }
-    absl::StrAppend(out, "  ", FormatRatio(RatioToBaseline(*row, raw)), "\n");
+    absl::StrAppend(out, "  ", FormatRatio(RatioToBaseline(*row, raw)));
+    if (std::optional<Ratio> adjacent = RatioToAdjacentBaseline(*row)) {
+      absl::StrAppendFormat(out, " (%.2fx the %.0f ops/s measured around it)",
+                            adjacent->value,
+                            *row->adjacent_fdatasync_ops_per_s);
+    }
+    absl::StrAppend(out, "\n");
   }
 }
 
@@ -190,6 +196,12 @@ std::string RowJson(const BenchRow& row,
   object.String("ratio_to", ratio.has_value()
                                 ? std::optional<std::string>(ratio->basis)
                                 : std::nullopt);
+  object.Number("adjacent_fdatasync_ops_per_s",
+                row.adjacent_fdatasync_ops_per_s);
+  std::optional<Ratio> adjacent = RatioToAdjacentBaseline(row);
+  object.Number("adjacent_ratio", adjacent.has_value()
+                                      ? std::optional<double>(adjacent->value)
+                                      : std::nullopt);
   object.String("error", row.error);
   return object.Finish();
 }
@@ -265,6 +277,16 @@ std::optional<Ratio> RatioToBaseline(const BenchRow& row,
                  "seq read warm MB/s");
   }
   return std::nullopt;
+}
+
+std::optional<Ratio> RatioToAdjacentBaseline(const BenchRow& row) {
+  if (row.error.has_value() || !row.batches_per_s.has_value() ||
+      !row.adjacent_fdatasync_ops_per_s.has_value() ||
+      !(*row.adjacent_fdatasync_ops_per_s > 0)) {
+    return std::nullopt;
+  }
+  return Ratio{*row.batches_per_s / *row.adjacent_fdatasync_ops_per_s,
+               "adjacent fdatasync ops/s"};
 }
 
 std::string RenderTable(const BenchReport& report) {

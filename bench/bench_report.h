@@ -11,13 +11,16 @@
 //                  p999_us, fsyncs_per_s, batches_per_fsync,
 //                  fsync_mean_us, open_ms,
 //                  takeover_ms, recovery_scanned_bytes, hwm_ok, ratio,
-//                  ratio_to, error}, ...]}
+//                  ratio_to, adjacent_fdatasync_ops_per_s, adjacent_ratio,
+//                  error}, ...]}
 //     where every field that does not apply to a row is null.
 //
 // Ratios (RatioToBaseline): acks=all with 1KiB batches -> batches/s over
 // fdatasync ops/s; other appends -> MB/s over sequential-write MB/s; reads
 // ((c)) and recovery ((d): the active segment's MB over the open time) ->
-// MB/s over the sequential read of the same cache state.
+// MB/s over the sequential read of the same cache state. The 1-producer
+// acks=all row also gets a ratio to the raw probes run around it
+// (RatioToAdjacentBaseline), shown after its ratio.
 //
 // Thread-safety: plain values and pure functions.
 
@@ -56,6 +59,10 @@ struct BenchRow {
   std::optional<double> takeover_ms;
   std::optional<int64_t> recovery_scanned_bytes;
   std::optional<bool> hwm_ok;
+  // (a) 1KiB P=1 with the raw baselines: the raw 1 KiB pwrite+fdatasync
+  // rate measured right before and right after the row (their mean), so
+  // the row's floor is taken while it ran, not minutes before.
+  std::optional<double> adjacent_fdatasync_ops_per_s;
   // Set when the case failed; the figures above are then partial (e.g.
   // hwm_ok false with the open time that was measured).
   std::optional<std::string> error;
@@ -83,6 +90,9 @@ struct Ratio {
 // row failed, has no figure, or the baseline is missing or zero.
 std::optional<Ratio> RatioToBaseline(const BenchRow& row,
                                      const std::optional<RawBaselines>& raw);
+
+// batches/s over adjacent_fdatasync_ops_per_s; nullopt without them.
+std::optional<Ratio> RatioToAdjacentBaseline(const BenchRow& row);
 
 std::string RenderTable(const BenchReport& report);
 std::string RenderJson(const BenchReport& report);

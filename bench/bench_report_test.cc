@@ -105,6 +105,35 @@ TEST(RatioToBaseline, NoneWithoutBaselineOrAfterFailure) {
   EXPECT_FALSE(RatioToBaseline(fine, zero).has_value());
 }
 
+// The 1-producer row is also compared with the raw rate measured around it.
+TEST(RatioToAdjacentBaseline, UsesTheProbesAroundTheRow) {
+  BenchRow row = Row("a", "1KiB");
+  row.acks = "all";
+  row.producers = 1;
+  EXPECT_FALSE(RatioToAdjacentBaseline(row).has_value());
+  row.adjacent_fdatasync_ops_per_s = 1250;
+  std::optional<Ratio> ratio = RatioToAdjacentBaseline(row);
+  ASSERT_TRUE(ratio.has_value());
+  EXPECT_DOUBLE_EQ(ratio->value, 0.8);
+
+  BenchReport report;
+  report.raw = Raw();
+  report.rows.push_back(row);
+  EXPECT_THAT(RenderTable(report),
+              HasSubstr("0.50x fdatasync ops/s (0.80x the 1250 ops/s "
+                        "measured around it)"));
+  ASSERT_OK_AND_ASSIGN(JsonValue json, ParseJson(RenderJson(report)));
+  const auto& object = json.object.at("rows").array[0].object;
+  EXPECT_DOUBLE_EQ(object.at("adjacent_fdatasync_ops_per_s").number, 1250);
+  EXPECT_DOUBLE_EQ(object.at("adjacent_ratio").number, 0.8);
+
+  row.error = "boom";
+  EXPECT_FALSE(RatioToAdjacentBaseline(row).has_value());
+  row.error.reset();
+  row.adjacent_fdatasync_ops_per_s = 0;
+  EXPECT_FALSE(RatioToAdjacentBaseline(row).has_value());
+}
+
 TEST(RenderJson, NullsWhatDoesNotApplyAndEscapesErrors) {
   BenchReport report;
   BenchRow failed = Row("d", "16KiB");
@@ -120,6 +149,7 @@ TEST(RenderJson, NullsWhatDoesNotApplyAndEscapesErrors) {
   EXPECT_TRUE(row.at("mb_per_s").is_null());  // not finite
   EXPECT_TRUE(row.at("producers").is_null());
   EXPECT_TRUE(row.at("ratio").is_null());
+  EXPECT_TRUE(row.at("adjacent_ratio").is_null());
   EXPECT_EQ(row.at("error").string, "open \"/d/\xEF\xBF\xBD\": \n boom");
 }
 

@@ -20,32 +20,6 @@ double MegabytesPerSecond(uint64_t bytes, absl::Duration elapsed) {
   return static_cast<double>(bytes) / 1e6 / absl::ToDoubleSeconds(elapsed);
 }
 
-absl::Status MeasureSyncedAppends(fs::FileSystem& fs,
-                                  const RawBaselineSpec& spec,
-                                  RawBaselines* out) {
-  const std::string path = fs::JoinPath(spec.dir, "fdatasync.raw");
-  KAAS_ASSIGN_OR_RETURN(std::unique_ptr<fs::WritableFile> file,
-                        fs.OpenForWrite(path, fs::OpenMode::kTruncate));
-  const std::string record =
-      IncompressibleBytes(spec.sync_write_bytes, /*seed=*/1);
-  std::vector<int64_t> latencies;
-  const absl::Time start = absl::Now();
-  const absl::Time end = start + spec.sync_window;
-  absl::Time now = start;
-  while (now < end) {
-    const absl::Time op_start = now;
-    KAAS_RETURN_IF_ERROR(file->Append(record));
-    KAAS_RETURN_IF_ERROR(file->DataSync());
-    now = absl::Now();
-    latencies.push_back(absl::ToInt64Nanoseconds(now - op_start));
-  }
-  KAAS_RETURN_IF_ERROR(file->Close());
-  out->fdatasync_ops_per_s = static_cast<double>(latencies.size()) /
-                             absl::ToDoubleSeconds(now - start);
-  out->fdatasync_p50_us = SummarizeLatencies(&latencies).p50_us;
-  return fs.Unlink(path);
-}
-
 absl::StatusOr<absl::Duration> ReadSequentially(fs::FileSystem& fs,
                                                 const std::string& path,
                                                 uint64_t bytes,
@@ -103,6 +77,39 @@ absl::Status MeasureSequential(fs::FileSystem& fs, const RawBaselineSpec& spec,
 
 }  // namespace
 
+absl::StatusOr<SyncedAppendRate> MeasureSyncedAppendRate(fs::FileSystem& fs,
+                                                         const std::string& dir,
+                                                         absl::Duration window,
+                                                         size_t write_bytes) {
+  if (window <= absl::ZeroDuration() || write_bytes == 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "bad synced-append probe: window ", absl::FormatDuration(window), ", ",
+        write_bytes, " bytes per write"));
+  }
+  const std::string path = fs::JoinPath(dir, "fdatasync.raw");
+  KAAS_ASSIGN_OR_RETURN(std::unique_ptr<fs::WritableFile> file,
+                        fs.OpenForWrite(path, fs::OpenMode::kTruncate));
+  const std::string record = IncompressibleBytes(write_bytes, /*seed=*/1);
+  std::vector<int64_t> latencies;
+  const absl::Time start = absl::Now();
+  const absl::Time end = start + window;
+  absl::Time now = start;
+  while (now < end) {
+    const absl::Time op_start = now;
+    KAAS_RETURN_IF_ERROR(file->Append(record));
+    KAAS_RETURN_IF_ERROR(file->DataSync());
+    now = absl::Now();
+    latencies.push_back(absl::ToInt64Nanoseconds(now - op_start));
+  }
+  KAAS_RETURN_IF_ERROR(file->Close());
+  SyncedAppendRate rate;
+  rate.ops_per_s = static_cast<double>(latencies.size()) /
+                   absl::ToDoubleSeconds(now - start);
+  rate.p50_us = SummarizeLatencies(&latencies).p50_us;
+  KAAS_RETURN_IF_ERROR(fs.Unlink(path));
+  return rate;
+}
+
 absl::StatusOr<RawBaselines> MeasureRawBaselines(fs::FileSystem& fs,
                                                  const RawBaselineSpec& spec) {
   if (spec.sync_window <= absl::ZeroDuration() || spec.sync_write_bytes == 0 ||
@@ -114,7 +121,11 @@ absl::StatusOr<RawBaselines> MeasureRawBaselines(fs::FileSystem& fs,
         " bytes in blocks of ", spec.block_bytes));
   }
   RawBaselines baselines;
-  KAAS_RETURN_IF_ERROR(MeasureSyncedAppends(fs, spec, &baselines));
+  KAAS_ASSIGN_OR_RETURN(SyncedAppendRate synced,
+                        MeasureSyncedAppendRate(fs, spec.dir, spec.sync_window,
+                                                spec.sync_write_bytes));
+  baselines.fdatasync_ops_per_s = synced.ops_per_s;
+  baselines.fdatasync_p50_us = synced.p50_us;
   KAAS_RETURN_IF_ERROR(MeasureSequential(fs, spec, &baselines));
   return baselines;
 }

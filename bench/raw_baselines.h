@@ -47,6 +47,20 @@ struct RawBaselineSpec {
   size_t block_bytes = size_t{1} << 20;
 };
 
+// The 1 KiB pwrite+fdatasync loop alone, for `window` in a file of its own
+// in `dir` (removed after): the device's sync rate right now. The benchmark
+// also runs it right before and after the 1-producer acks=all row, whose
+// ratio it is the floor of, because a shared disk's rate drifts by 2x within
+// minutes.
+struct SyncedAppendRate {
+  double ops_per_s = 0;
+  double p50_us = 0;
+};
+absl::StatusOr<SyncedAppendRate> MeasureSyncedAppendRate(fs::FileSystem& fs,
+                                                         const std::string& dir,
+                                                         absl::Duration window,
+                                                         size_t write_bytes);
+
 // Measures the baselines (see the file comment). `fs` must be the real
 // filesystem for the cold read to mean anything.
 absl::StatusOr<RawBaselines> MeasureRawBaselines(fs::FileSystem& fs,

@@ -34,6 +34,9 @@ struct ScenarioContext {
   absl::Duration warmup = absl::Seconds(1);
   absl::Duration window = absl::Seconds(10);
   int driver_threads = 2;
+  // (a) 1KiB P=1: the raw pwrite+fdatasync probe run right before and right
+  // after the row (BenchRow::adjacent_fdatasync_ops_per_s); zero: none.
+  absl::Duration adjacent_sync_probe = absl::ZeroDuration();
   // (c), (d): the batch bytes the writer child appends.
   uint64_t data_set_bytes = (uint64_t{1} << 30) - (uint64_t{1} << 20);
   // (c), (d): this binary, re-run as `<self> bench-child ...`.

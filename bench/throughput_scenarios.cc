@@ -8,6 +8,7 @@
 #include "base/status_macros.h"
 #include "bench/bench_engine.h"
 #include "bench/producer_driver.h"
+#include "bench/raw_baselines.h"
 #include "bench/scenarios.h"
 #include "fs/fs_util.h"
 
@@ -63,6 +64,13 @@ void RunThroughput(const ScenarioContext& context, const std::string& slug,
   if (!status.ok()) row->error = std::string(status.ToString());
 }
 
+absl::StatusOr<SyncedAppendRate> ProbeSyncedAppends(
+    const ScenarioContext& context) {
+  return MeasureSyncedAppendRate(*context.fs, context.root,
+                                 context.adjacent_sync_probe,
+                                 RawBaselineSpec().sync_write_bytes);
+}
+
 }  // namespace
 
 BenchRow RunAcksAllThroughput(const ScenarioContext& context,
@@ -74,8 +82,22 @@ BenchRow RunAcksAllThroughput(const ScenarioContext& context,
   row.producers = producers;
   row.flush_interval = 1;
   row.acks = "all";
+  const bool probe_around = producers == 1 && shape.name == kBatch1KiB.name &&
+                            context.adjacent_sync_probe > absl::ZeroDuration();
+  absl::StatusOr<SyncedAppendRate> before;
+  if (probe_around) before = ProbeSyncedAppends(context);
   RunThroughput(context, absl::StrCat("a-", shape.name, "-p", producers), shape,
                 producers, Acks::kAll, /*flush_interval_messages=*/1, &row);
+  if (probe_around) {
+    absl::StatusOr<SyncedAppendRate> after = ProbeSyncedAppends(context);
+    if (before.ok() && after.ok()) {
+      row.adjacent_fdatasync_ops_per_s =
+          (before->ops_per_s + after->ops_per_s) / 2;
+    } else if (!row.error.has_value()) {
+      row.error = std::string(
+          (before.ok() ? after.status() : before.status()).ToString());
+    }
+  }
   return row;
 }
 
