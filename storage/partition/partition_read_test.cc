@@ -17,6 +17,7 @@ namespace kaas {
 namespace {
 
 using ::kaas::testing::HasStorageError;
+using ::testing::HasSubstr;
 
 TEST_F(PartitionTest, ReadStartsAtTheBatchContainingTheOffset) {
   auto partition = OpenLeader();
@@ -361,6 +362,38 @@ TEST_F(ReadRaceTest, SegmentTimestampsRacingDeleteRecordsListWhatRemains) {
     max_timestamp = std::max(max_timestamp, segment.max_timestamp);
   }
   EXPECT_EQ(max_timestamp, 1900);
+}
+
+// A lookup chasing deletions gives up: here every attempt's first segment is
+// deleted under it, and after the fourth attempt it fails (typed) instead of
+// following a retention that deletes faster than it reads.
+TEST_F(ReadRaceTest, ATimestampLookupGivesUpAfterFourDeletionsUnderIt) {
+  for (int i = 20; i < 60; ++i) {
+    AppendDurably(*partition_, Batch(1, 200, /*timestamp=*/100 * i), 2);
+  }
+  // Reopened, so that no segment's log is open for reading yet: each
+  // attempt opens its first segment anew.
+  ASSERT_OK(partition_->Relinquish());
+  partition_ = OpenLeader(3, config_);
+  ASSERT_GE(partition_->Segments().size(), 7u);
+  int deletions = 0;
+  std::function<void()> delete_first = [&] {
+    ++deletions;
+    EXPECT_OK(partition_->DeleteRecords(SegmentBase(1)));
+    fs().OnNextOpenForRead(testing::PathPattern::Regex("\\.log$"),
+                           delete_first);
+  };
+  fs().OnNextOpenForRead(testing::PathPattern::Regex("\\.log$"), delete_first);
+  const absl::StatusOr<OffsetAndTimestamp> hit =
+      partition_->OffsetForTimestamp(0);
+  fs().OnNextOpenForRead(testing::PathPattern::Any(), nullptr);
+  EXPECT_EQ(deletions, 4);
+  EXPECT_THAT(hit.status(), HasStorageError(StorageErrorCode::kStorageError));
+  EXPECT_THAT(hit.status().message(), HasSubstr("timestamp lookup"));
+  // Once the deletions stop, the lookup answers from what remains.
+  ASSERT_OK_AND_ASSIGN(OffsetAndTimestamp after,
+                       partition_->OffsetForTimestamp(0));
+  EXPECT_EQ(after.offset, partition_->LogStartOffset());
 }
 
 TEST_F(PartitionTest, OffsetForLeaderEpoch) {
