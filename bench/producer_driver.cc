@@ -142,16 +142,20 @@ class Run : public std::enable_shared_from_this<Run> {
     }
   }
 
+  // Stamps the time of `producer`'s next append; false (the producer is
+  // parked) once the window is over or the run failed.
+  bool StampOrPark(Producer& producer) {
+    producer.issued = absl::Now();
+    if (producer.issued < window_end_ && !failed_.load()) return true;
+    Park();
+    return false;
+  }
+
   // A driver thread serving only producer `p` (and the engine's
   // AppendAndWait, which may run the fdatasync on this thread).
   void BlockingLoop(int p) {
     Producer& producer = producers_[p];
-    while (true) {
-      producer.issued = absl::Now();
-      if (producer.issued >= window_end_ || failed_.load()) {
-        Park();
-        return;
-      }
+    while (StampOrPark(producer)) {
       absl::StatusOr<AppendResult> appended = spec_.engine->AppendAndWait(
           spec_.tp, spec_.leader_epoch, spec_.acks, producer.batch);
       Record(p, appended.status());
@@ -162,11 +166,7 @@ class Run : public std::enable_shared_from_this<Run> {
   // (or the run failed).
   void Issue(int p) {
     Producer& producer = producers_[p];
-    producer.issued = absl::Now();
-    if (producer.issued >= window_end_ || failed_.load()) {
-      Park();
-      return;
-    }
+    if (!StampOrPark(producer)) return;
     absl::StatusOr<AppendResult> appended = spec_.engine->Append(
         spec_.tp, spec_.leader_epoch, spec_.acks, producer.batch);
     if (!appended.ok()) {

@@ -82,26 +82,25 @@ class SyncLog {
 
   // The paths `thread` synced, in order.
   std::vector<std::string> PathsSyncedBy(std::thread::id thread) const {
-    absl::MutexLock lock(&mu_);
-    std::vector<std::string> paths;
-    for (const auto& [syncer, path] : syncs_) {
-      if (syncer == thread) paths.push_back(path);
-    }
-    return paths;
+    return Paths(thread, /*by_thread=*/true);
   }
 
   // The paths other threads than `thread` synced, in order.
   std::vector<std::string> PathsSyncedByOthersThan(
       std::thread::id thread) const {
+    return Paths(thread, /*by_thread=*/false);
+  }
+
+ private:
+  std::vector<std::string> Paths(std::thread::id thread, bool by_thread) const {
     absl::MutexLock lock(&mu_);
     std::vector<std::string> paths;
     for (const auto& [syncer, path] : syncs_) {
-      if (syncer != thread) paths.push_back(path);
+      if ((syncer == thread) == by_thread) paths.push_back(path);
     }
     return paths;
   }
 
- private:
   mutable absl::Mutex mu_;
   std::vector<std::pair<std::thread::id, std::string>> syncs_
       ABSL_GUARDED_BY(mu_);
