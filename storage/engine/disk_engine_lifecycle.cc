@@ -287,6 +287,9 @@ absl::Status DiskEngine::CreatePartition(const TopicPartition& tp) {
   if (Led(tp).ok()) return absl::OkStatus();
   KAAS_ASSIGN_OR_RETURN(Resolved where, ResolveForLifecycle(tp));
   KAAS_RETURN_IF_ERROR(CheckIdentity(tp, where));
+  // A broken topic config is reported to whoever creates the partition, not
+  // left for the first take-over (often on another broker, much later).
+  KAAS_RETURN_IF_ERROR(ConfigAt(where).status());
   return fs::CreateDirsDurably(*fs_, where.dir);
 }
 

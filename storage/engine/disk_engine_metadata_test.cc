@@ -63,11 +63,18 @@ TEST_F(MetadataTest, InvalidTopicConfigIsALoudTypedError) {
                                          HasSubstr("segmentByts")));
   EXPECT_THAT(engine->GetTopicConfig("orders").status(),
               HasStorageError(StorageErrorCode::kInvalidConfig));
+  // Creating the partition reports it too, and creates nothing.
+  EXPECT_THAT(engine->CreatePartition(kTp),
+              HasStorageErrorWithMessage(StorageErrorCode::kInvalidConfig,
+                                         HasSubstr("segmentByts")));
+  EXPECT_THAT(fs().Exists(fs::JoinPath(data_dir(), "orders", "0")),
+              IsOkAndHolds(false));
   WriteTopicFile(kTopicConfigFileName, R"({"retentionMs": 60000})");
   ASSERT_OK_AND_ASSIGN(std::optional<TopicConfigOverrides> config,
                        engine->GetTopicConfig("orders"));
   ASSERT_TRUE(config.has_value());
   EXPECT_EQ(config->retention_ms, 60000);
+  EXPECT_OK(engine->CreatePartition(kTp));
   EXPECT_OK(engine->TakeOver(kTp, 1).status());
 }
 

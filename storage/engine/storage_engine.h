@@ -141,7 +141,8 @@ class StorageEngine {
   // ---- Partition lifecycle -------------------------------------------------
 
   // Makes the partition exist (its directory, durably) without leading it.
-  // Idempotent. Blocking. Errors: kMigrating, kStaleTopicDir.
+  // Idempotent. Blocking. Errors: kMigrating, kStaleTopicDir, kInvalidConfig
+  // (the topic's config file does not parse or apply; nothing is created).
   virtual absl::Status CreatePartition(const TopicPartition& tp) = 0;
 
   // Gives up the partition (persisting nothing) and deletes its files.
