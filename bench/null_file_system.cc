@@ -266,13 +266,6 @@ absl::Status NullFileSystem::RemoveDir(const std::string& dir) {
   return absl::OkStatus();
 }
 
-absl::Status NullFileSystem::Truncate(const std::string& path, uint64_t size) {
-  absl::StatusOr<std::unique_ptr<fs::WritableFile>> file =
-      OpenForWrite(path, fs::OpenMode::kMustExist);
-  if (!file.ok()) return file.status();
-  return (*file)->Truncate(size);
-}
-
 absl::StatusOr<std::vector<std::string>> NullFileSystem::ListDir(
     const std::string& dir) {
   const std::string name = Normalize(dir);
@@ -313,6 +306,7 @@ absl::StatusOr<fs::FileInfo> NullFileSystem::Stat(const std::string& path) {
           absl::StrCat("stat \"", path, "\": no such file or directory"));
     }
     info.is_directory = it->second.is_directory;
+    info.is_regular = !it->second.is_directory;
     file = it->second.file;
   }
   if (file != nullptr) {
@@ -348,6 +342,37 @@ absl::StatusOr<fs::VolumeSpace> NullFileSystem::GetVolumeSpace(
     const std::string& path) {
   constexpr uint64_t kTiB = uint64_t{1} << 40;
   return fs::VolumeSpace{kTiB, kTiB};
+}
+
+class NullFileSystem::Lock final : public fs::FileLock {
+ public:
+  Lock(NullFileSystem* fs, std::string path)
+      : fs_(fs), path_(std::move(path)) {}
+  ~Lock() override {
+    absl::MutexLock lock(&fs_->mu_);
+    fs_->locked_.erase(path_);
+  }
+  const std::string& path() const override { return path_; }
+
+ private:
+  NullFileSystem* const fs_;
+  const std::string path_;
+};
+
+absl::StatusOr<std::unique_ptr<fs::FileLock>> NullFileSystem::LockFile(
+    const std::string& path) {
+  const std::string name = Normalize(path);
+  {
+    absl::StatusOr<std::unique_ptr<fs::WritableFile>> file =
+        OpenForWrite(name, fs::OpenMode::kCreateIfMissing);
+    if (!file.ok()) return file.status();
+  }
+  absl::MutexLock lock(&mu_);
+  if (!locked_.insert(name).second) {
+    return absl::UnavailableError(
+        absl::StrCat("lock \"", path, "\": held by another handle"));
+  }
+  return std::make_unique<Lock>(this, name);
 }
 
 }  // namespace kaas::bench

@@ -24,6 +24,7 @@
 
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -49,7 +50,6 @@ class NullFileSystem final : public fs::FileSystem {
   absl::Status Rename(const std::string& from, const std::string& to) override;
   absl::Status Unlink(const std::string& path) override;
   absl::Status RemoveDir(const std::string& dir) override;
-  absl::Status Truncate(const std::string& path, uint64_t size) override;
   absl::StatusOr<std::vector<std::string>> ListDir(
       const std::string& dir) override;
   absl::StatusOr<fs::FileInfo> Stat(const std::string& path) override;
@@ -57,11 +57,16 @@ class NullFileSystem final : public fs::FileSystem {
   // 1 TiB total, all of it free.
   absl::StatusOr<fs::VolumeSpace> GetVolumeSpace(
       const std::string& path) override;
+  // An in-memory lock table (one holder per path).
+  absl::StatusOr<std::unique_ptr<fs::FileLock>> LockFile(
+      const std::string& path) override;
 
   // The contents of a file and its size; shared by its open handles.
   struct FileData;
 
  private:
+  class Lock;
+
   struct Node {
     bool is_directory = false;
     std::shared_ptr<FileData> file;  // null for directories
@@ -74,6 +79,7 @@ class NullFileSystem final : public fs::FileSystem {
   mutable absl::Mutex mu_;
   // Normalised absolute paths ("/a/b"); "/" is implicit.
   std::map<std::string, Node> nodes_ ABSL_GUARDED_BY(mu_);
+  std::set<std::string> locked_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace kaas::bench

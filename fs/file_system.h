@@ -21,6 +21,16 @@
 // A failed DataSync()/Sync() leaves the durability of the written bytes
 // unknown; callers must not retry it and assume success.
 //
+// What the seam refuses (every implementation, so that no caller has to
+// remember): OpenForRead, OpenForWrite and LockFile never follow a symbolic
+// link in the last component of the path and never open anything but a
+// regular file. A link, a FIFO, a device or a socket there fails at once with
+// kPermissionDenied naming it (a FIFO is never waited on), and OpenForWrite
+// also refuses a regular file with more than one hard link (it could be
+// shared with a file outside the data dir). Directories named by the caller
+// (a log dir and its parents) may be symbolic links: only the engine's own
+// entries are checked.
+//
 // Thread-safety: FileSystem implementations are safe for concurrent use.
 // ReadableFile::ReadAt may be called concurrently from many threads. A
 // WritableFile has a single writer (WriteAt/Append/Truncate are externally
@@ -100,16 +110,38 @@ enum class OpenMode {
   kTruncate,         // O_CREAT|O_TRUNC
 };
 
-// What Stat() reports. Stat follows symbolic links: size, mtime and
-// is_directory describe the link's target.
+// What Stat() reports. Stat follows symbolic links: size, mtime,
+// is_directory and is_regular describe the link's target.
 struct FileInfo {
   uint64_t size = 0;
   absl::Time mtime;
   bool is_directory = false;
+  // A regular file (not a directory, FIFO, device or socket).
+  bool is_regular = false;
   // True if the path itself is a symbolic link. Tree walks (CopyTree,
   // RemoveTree in fs/fs_util.h) use it so that they never follow a link out
   // of the tree.
   bool is_symlink = false;
+};
+
+// The type of a directory entry itself (a symbolic link is kSymlink, whatever
+// it points to).
+enum class FileType { kRegular, kDirectory, kSymlink, kOther };
+
+absl::string_view FileTypeName(FileType type);
+
+struct DirEntry {
+  std::string name;
+  FileType type = FileType::kOther;
+};
+
+// An exclusive advisory lock on a file (flock(2): enforced between processes,
+// and between lock objects of one process; on CephFS and NFSv4 also between
+// machines). Released when the object is destroyed, or when the process dies.
+class FileLock {
+ public:
+  virtual ~FileLock() = default;
+  virtual const std::string& path() const = 0;
 };
 
 struct VolumeSpace {
@@ -142,12 +174,15 @@ class FileSystem {
   // Removes an empty directory. Missing -> kNotFound.
   virtual absl::Status RemoveDir(const std::string& dir) = 0;
 
-  // Sets the size of the file at `path`.
-  virtual absl::Status Truncate(const std::string& path, uint64_t size) = 0;
-
   // Names (not paths) of the entries of `dir`, sorted, without "." and "..".
   virtual absl::StatusOr<std::vector<std::string>> ListDir(
       const std::string& dir) = 0;
+
+  // ListDir with the type of each entry (symbolic links not followed). The
+  // default implementation Stats each entry; one that vanished meanwhile is
+  // left out.
+  virtual absl::StatusOr<std::vector<DirEntry>> ListDirEntries(
+      const std::string& dir);
 
   // Size, mtime and type of `path`, following symbolic links (a dangling
   // link is kNotFound).
@@ -164,6 +199,12 @@ class FileSystem {
 
   // Total and free bytes of the volume holding `path` (statvfs).
   virtual absl::StatusOr<VolumeSpace> GetVolumeSpace(
+      const std::string& path) = 0;
+
+  // Creates `path` if missing (an empty regular file; the directory entry is
+  // not synced: a lock file need not survive a crash) and takes an exclusive
+  // lock on it without waiting. kUnavailable if another holder has it.
+  virtual absl::StatusOr<std::unique_ptr<FileLock>> LockFile(
       const std::string& path) = 0;
 };
 

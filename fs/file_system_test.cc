@@ -113,9 +113,6 @@ class StatOnlyFileSystem final : public FileSystem {
   absl::Status RemoveDir(const std::string&) override {
     return absl::UnimplementedError("RemoveDir");
   }
-  absl::Status Truncate(const std::string&, uint64_t) override {
-    return absl::UnimplementedError("Truncate");
-  }
   absl::StatusOr<std::vector<std::string>> ListDir(
       const std::string&) override {
     return absl::UnimplementedError("ListDir");
@@ -125,6 +122,10 @@ class StatOnlyFileSystem final : public FileSystem {
   }
   absl::StatusOr<VolumeSpace> GetVolumeSpace(const std::string&) override {
     return absl::UnimplementedError("GetVolumeSpace");
+  }
+  absl::StatusOr<std::unique_ptr<FileLock>> LockFile(
+      const std::string&) override {
+    return absl::UnimplementedError("LockFile");
   }
 
  private:

@@ -2,6 +2,7 @@
 
 #include "fs/fs_util.h"
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -24,6 +25,7 @@ namespace {
 constexpr absl::string_view kTempSuffix = ".tmp";
 constexpr size_t kTempHexDigits = 16;
 constexpr size_t kCopyChunkBytes = 1 << 20;
+constexpr size_t kReadChunkBytes = 1 << 20;
 
 std::string Quote(absl::string_view path) {
   return absl::StrCat("\"", path, "\"");
@@ -167,19 +169,27 @@ std::string Basename(absl::string_view path) {
 }
 
 absl::StatusOr<std::string> ReadFileToString(FileSystem& fs,
-                                             const std::string& path) {
+                                             const std::string& path,
+                                             uint64_t max_bytes) {
   KAAS_ASSIGN_OR_RETURN(const std::unique_ptr<ReadableFile> file,
                         fs.OpenForRead(path));
   KAAS_ASSIGN_OR_RETURN(const uint64_t size, file->Size());
-  std::string contents;
-  if (size > contents.max_size()) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "read ", Quote(path), ": ", size, " bytes do not fit in memory"));
+  if (size > max_bytes) {
+    return absl::OutOfRangeError(absl::StrCat("read ", Quote(path), ": ", size,
+                                              " bytes, more than the ",
+                                              max_bytes, " it may have"));
   }
-  contents.resize(static_cast<size_t>(size));
-  KAAS_ASSIGN_OR_RETURN(const size_t n,
-                        file->ReadAt(0, contents.size(), contents.data()));
-  contents.resize(n);
+  std::string contents;
+  while (contents.size() < size) {
+    const size_t done = contents.size();
+    const size_t chunk =
+        static_cast<size_t>(std::min<uint64_t>(kReadChunkBytes, size - done));
+    contents.resize(done + chunk);
+    KAAS_ASSIGN_OR_RETURN(const size_t n,
+                          file->ReadAt(done, chunk, contents.data() + done));
+    contents.resize(done + n);
+    if (n < chunk) break;  // shrank meanwhile
+  }
   return contents;
 }
 

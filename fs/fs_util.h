@@ -69,11 +69,16 @@ std::string Basename(absl::string_view path);
 // Files.
 
 // The whole content of the file at `path`. Reads the size the file has when
-// opened: bytes appended after that are not returned (so the result and the
-// memory are bounded by that size); if the file shrinks meanwhile, returns
-// what was there up to the new end.
-absl::StatusOr<std::string> ReadFileToString(FileSystem& fs,
-                                             const std::string& path);
+// opened: bytes appended after that are not returned; if the file shrinks
+// meanwhile, returns what was there up to the new end. Memory grows with the
+// bytes actually read (1 MiB at a time), not with the size a file claims, and
+// a file larger than `max_bytes` fails with kOutOfRange before
+// anything is read (a small metadata file that became huge is damage, and a
+// sparse file must not be read into memory).
+inline constexpr uint64_t kDefaultMaxReadBytes = uint64_t{64} << 20;
+absl::StatusOr<std::string> ReadFileToString(
+    FileSystem& fs, const std::string& path,
+    uint64_t max_bytes = kDefaultMaxReadBytes);
 
 // Durably replaces the content of `path` (creating it if missing) with
 // `contents`, so that after a crash at any point `path` holds either the old

@@ -23,6 +23,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "fs/file_system.h"
+#include "fs/file_system_wrapper.h"
 #include "fs/posix_file_system.h"
 #include "fs/test_util.h"
 #include "gmock/gmock.h"
@@ -52,7 +53,6 @@ enum class Op {
   kRename,
   kUnlink,
   kRemoveDir,
-  kTruncatePath,
   kListDir,
   kStat,
   kCreateDirs,
@@ -68,13 +68,14 @@ enum class Op {
   kClose,
 };
 
-class RecordingFileSystem final : public FileSystem {
+class RecordingFileSystem final : public FileSystemWrapper {
  public:
   // One call: the operation and the path it was about (for handle
   // operations, the handle's path; for Rename, the source).
   using Call = std::pair<Op, std::string>;
 
-  explicit RecordingFileSystem(FileSystem& base) : base_(base) {}
+  explicit RecordingFileSystem(FileSystem& base)
+      : FileSystemWrapper(&base), base_(base) {}
 
   // Makes the `n`th call (1-based, counted from the start) of `op` fail with
   // kInternal "injected failure"; the call does not reach the base.
@@ -134,10 +135,6 @@ class RecordingFileSystem final : public FileSystem {
   absl::Status RemoveDir(const std::string& dir) override {
     if (absl::Status s = Record(Op::kRemoveDir, dir); !s.ok()) return s;
     return base_.RemoveDir(dir);
-  }
-  absl::Status Truncate(const std::string& path, uint64_t size) override {
-    if (absl::Status s = Record(Op::kTruncatePath, path); !s.ok()) return s;
-    return base_.Truncate(path, size);
   }
   absl::StatusOr<std::vector<std::string>> ListDir(
       const std::string& dir) override {
@@ -385,10 +382,27 @@ TEST_F(FsUtilTest, ReadFileToStringReturnsTheStatedSizeWhenTheFileGrows) {
   EXPECT_THAT(ReadFileToString(fs_, Path("f")), IsOkAndHolds("0123456789"));
 }
 
+// A damaged data dir can hold a sparse file that claims terabytes: it is
+// refused by its size, before anything is read into memory.
+TEST_F(FsUtilTest, ReadFileToStringRefusesAFileLargerThanItsLimit) {
+  MakeFile(Path("f"), "0123456789");
+  EXPECT_THAT(ReadFileToString(fs_, Path("f"), 9),
+              StatusIs(absl::StatusCode::kOutOfRange,
+                       HasSubstr("10 bytes, more than the 9 it may have")));
+  EXPECT_THAT(fs_.PathsOf(Op::kReadAt), IsEmpty());
+  EXPECT_THAT(ReadFileToString(fs_, Path("f"), 10), IsOkAndHolds("0123456789"));
+  ASSERT_OK_AND_ASSIGN(
+      std::unique_ptr<WritableFile> sparse,
+      posix_.OpenForWrite(Path("sparse"), OpenMode::kTruncate));
+  ASSERT_OK(sparse->Truncate(uint64_t{1} << 40));
+  EXPECT_THAT(ReadFileToString(fs_, Path("sparse")),
+              StatusIs(absl::StatusCode::kOutOfRange, ::testing::_));
+}
+
 TEST_F(FsUtilTest, ReadFileToStringReturnsWhatIsLeftWhenTheFileShrinks) {
   MakeFile(Path("f"), "0123456789");
   fs_.after_size = [this](const std::string& path) {
-    ASSERT_OK(posix_.Truncate(path, 4));
+    ASSERT_OK(TruncateFile(posix_, path, 4));
   };
   EXPECT_THAT(ReadFileToString(fs_, Path("f")), IsOkAndHolds("0123"));
 }

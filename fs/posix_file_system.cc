@@ -4,6 +4,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/types.h>
@@ -75,6 +76,72 @@ int OpenCloexec(const std::string& path, int flags, mode_t mode = 0) {
   do {
     fd = ::open(path.c_str(), flags | O_CLOEXEC, mode);
   } while (fd < 0 && errno == EINTR);
+  return fd;
+}
+
+// What the seam refuses to open (fs/file_system.h): kPermissionDenied naming
+// the path and what it is.
+absl::Status RefusedError(absl::string_view what, absl::string_view why) {
+  return absl::PermissionDeniedError(absl::StrCat(what, ": ", why));
+}
+
+FileType TypeOf(mode_t mode) {
+  if (S_ISREG(mode)) return FileType::kRegular;
+  if (S_ISDIR(mode)) return FileType::kDirectory;
+  if (S_ISLNK(mode)) return FileType::kSymlink;
+  return FileType::kOther;
+}
+
+absl::Status CloseFd(int fd, const std::string& path);
+
+// Opens `path` as a regular file: never through a symbolic link in the last
+// component (O_NOFOLLOW) and never waiting on a FIFO (O_NONBLOCK, cleared
+// once the file is known to be regular). `for_write` also refuses files with
+// more than one hard link. `what` names the operation in errors.
+absl::StatusOr<int> OpenRegular(const std::string& path, int flags,
+                                bool for_write, absl::string_view what) {
+  const int fd =
+      OpenCloexec(path, flags | O_NOFOLLOW | O_NONBLOCK, kNewFileMode);
+  if (fd < 0) {
+    const int open_errno = errno;
+    struct stat st;
+    if (open_errno == ELOOP && ::lstat(path.c_str(), &st) == 0 &&
+        S_ISLNK(st.st_mode)) {
+      return RefusedError(what,
+                          "it is a symbolic link (the engine never follows "
+                          "links to its own files)");
+    }
+    if (open_errno == ENXIO || open_errno == ENODEV) {
+      return RefusedError(what, "it is not a regular file");
+    }
+    return OsError(open_errno, what);
+  }
+  struct stat st;
+  if (::fstat(fd, &st) != 0) {
+    const int fstat_errno = errno;
+    (void)CloseFd(fd, path);
+    return OsError(fstat_errno, what);
+  }
+  if (!S_ISREG(st.st_mode)) {
+    (void)CloseFd(fd, path);
+    return RefusedError(
+        what, absl::StrCat("it is a ", FileTypeName(TypeOf(st.st_mode)),
+                           ", not a regular file"));
+  }
+  if (for_write && st.st_nlink > 1) {
+    (void)CloseFd(fd, path);
+    return RefusedError(
+        what, absl::StrCat("it has ", st.st_nlink,
+                           " hard links (it may be shared with a file the "
+                           "engine does not own)"));
+  }
+  const int status_flags = ::fcntl(fd, F_GETFL);
+  if (status_flags < 0 ||
+      ::fcntl(fd, F_SETFL, status_flags & ~O_NONBLOCK) != 0) {
+    const int fcntl_errno = errno;
+    (void)CloseFd(fd, path);
+    return OsError(fcntl_errno, what);
+  }
   return fd;
 }
 
@@ -289,19 +356,33 @@ class PosixWritableFile final : public WritableFile {
   uint64_t end_;
 };
 
+// kTruncate opens without O_TRUNC: the file is truncated only once it is
+// known to be a regular file of its own (OpenRegular's checks).
 int OpenFlags(OpenMode mode) {
   switch (mode) {
     case OpenMode::kMustExist:
       return O_RDWR;
     case OpenMode::kCreateIfMissing:
+    case OpenMode::kTruncate:
       return O_RDWR | O_CREAT;
     case OpenMode::kCreateExclusive:
       return O_RDWR | O_CREAT | O_EXCL;
-    case OpenMode::kTruncate:
-      return O_RDWR | O_CREAT | O_TRUNC;
   }
   return O_RDWR;  // Unreachable: the switch covers every OpenMode.
 }
+
+class PosixFileLock final : public FileLock {
+ public:
+  PosixFileLock(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}
+  // Closing the descriptor releases the lock.
+  ~PosixFileLock() override { (void)CloseFd(fd_, path_); }
+
+  const std::string& path() const override { return path_; }
+
+ private:
+  const std::string path_;
+  const int fd_;
+};
 
 }  // namespace
 
@@ -312,16 +393,27 @@ FileSystem* PosixFileSystem::Default() {
 
 absl::StatusOr<std::unique_ptr<ReadableFile>> PosixFileSystem::OpenForRead(
     const std::string& path) {
-  const int fd = OpenCloexec(path, O_RDONLY);
-  if (fd < 0) return OsError(errno, absl::StrCat("open ", Quote(path)));
+  KAAS_ASSIGN_OR_RETURN(const int fd,
+                        OpenRegular(path, O_RDONLY, /*for_write=*/false,
+                                    absl::StrCat("open ", Quote(path))));
   return std::make_unique<PosixReadableFile>(path, fd);
 }
 
 absl::StatusOr<std::unique_ptr<WritableFile>> PosixFileSystem::OpenForWrite(
     const std::string& path, OpenMode mode) {
-  const int fd = OpenCloexec(path, OpenFlags(mode), kNewFileMode);
-  if (fd < 0) {
-    return OsError(errno, absl::StrCat("open ", Quote(path), " for write"));
+  const std::string what = absl::StrCat("open ", Quote(path), " for write");
+  KAAS_ASSIGN_OR_RETURN(const int fd, OpenRegular(path, OpenFlags(mode),
+                                                  /*for_write=*/true, what));
+  if (mode == OpenMode::kTruncate) {
+    int rc;
+    do {
+      rc = ::ftruncate(fd, 0);
+    } while (rc != 0 && errno == EINTR);
+    if (rc != 0) {
+      const int truncate_errno = errno;
+      (void)CloseFd(fd, path);
+      return OsError(truncate_errno, absl::StrCat(what, ": truncate"));
+    }
   }
   absl::StatusOr<uint64_t> size = FstatSize(fd, path);
   if (!size.ok()) {
@@ -329,6 +421,27 @@ absl::StatusOr<std::unique_ptr<WritableFile>> PosixFileSystem::OpenForWrite(
     return size.status();
   }
   return std::make_unique<PosixWritableFile>(path, fd, *size);
+}
+
+absl::StatusOr<std::unique_ptr<FileLock>> PosixFileSystem::LockFile(
+    const std::string& path) {
+  const std::string what = absl::StrCat("lock ", Quote(path));
+  KAAS_ASSIGN_OR_RETURN(const int fd, OpenRegular(path, O_RDWR | O_CREAT,
+                                                  /*for_write=*/true, what));
+  int rc;
+  do {
+    rc = ::flock(fd, LOCK_EX | LOCK_NB);
+  } while (rc != 0 && errno == EINTR);
+  if (rc != 0) {
+    const int flock_errno = errno;
+    (void)CloseFd(fd, path);
+    if (flock_errno == EWOULDBLOCK) {
+      return absl::UnavailableError(
+          absl::StrCat(what, ": held by another process or handle"));
+    }
+    return OsError(flock_errno, what);
+  }
+  return std::make_unique<PosixFileLock>(path, fd);
 }
 
 absl::Status PosixFileSystem::SyncDir(const std::string& dir) {
@@ -368,19 +481,6 @@ absl::Status PosixFileSystem::Unlink(const std::string& path) {
 absl::Status PosixFileSystem::RemoveDir(const std::string& dir) {
   if (::rmdir(dir.c_str()) != 0) {
     return OsError(errno, absl::StrCat("remove directory ", Quote(dir)));
-  }
-  return absl::OkStatus();
-}
-
-absl::Status PosixFileSystem::Truncate(const std::string& path, uint64_t size) {
-  KAAS_RETURN_IF_ERROR(CheckRange("truncate", path, size, 0));
-  int rc;
-  do {
-    rc = ::truncate(path.c_str(), static_cast<off_t>(size));
-  } while (rc != 0 && errno == EINTR);
-  if (rc != 0) {
-    return OsError(
-        errno, absl::StrCat("truncate ", Quote(path), " to ", size, " bytes"));
   }
   return absl::OkStatus();
 }
@@ -432,7 +532,67 @@ absl::StatusOr<FileInfo> PosixFileSystem::Stat(const std::string& path) {
   info.size = static_cast<uint64_t>(st.st_size);
   info.mtime = absl::TimeFromTimespec(st.st_mtim);
   info.is_directory = S_ISDIR(st.st_mode);
+  info.is_regular = S_ISREG(st.st_mode);
   return info;
+}
+
+absl::StatusOr<std::vector<DirEntry>> PosixFileSystem::ListDirEntries(
+    const std::string& dir) {
+  const std::string what = absl::StrCat("list directory ", Quote(dir));
+  const int fd = OpenCloexec(dir, O_RDONLY | O_DIRECTORY);
+  if (fd < 0) return OsError(errno, what);
+  DIR* stream = ::fdopendir(fd);
+  if (stream == nullptr) {
+    const int fdopendir_errno = errno;
+    (void)CloseFd(fd, dir);
+    return OsError(fdopendir_errno, what);
+  }
+  std::vector<DirEntry> entries;
+  int list_errno = 0;
+  while (true) {
+    errno = 0;
+    const dirent* entry = ::readdir(stream);
+    if (entry == nullptr) {
+      list_errno = errno;
+      break;
+    }
+    const absl::string_view name = entry->d_name;
+    if (name == "." || name == "..") continue;
+    FileType type = FileType::kOther;
+    switch (entry->d_type) {
+      case DT_REG:
+        type = FileType::kRegular;
+        break;
+      case DT_DIR:
+        type = FileType::kDirectory;
+        break;
+      case DT_LNK:
+        type = FileType::kSymlink;
+        break;
+      case DT_UNKNOWN: {
+        // Some filesystems do not fill d_type: ask without following links.
+        struct stat st;
+        if (::fstatat(::dirfd(stream), entry->d_name, &st,
+                      AT_SYMLINK_NOFOLLOW) != 0) {
+          if (errno == ENOENT) continue;  // vanished meanwhile
+          list_errno = errno;
+          break;
+        }
+        type = TypeOf(st.st_mode);
+        break;
+      }
+      default:
+        break;
+    }
+    if (list_errno != 0) break;
+    entries.push_back({std::string(name), type});
+  }
+  ::closedir(stream);
+  if (list_errno != 0) return OsError(list_errno, what);
+  std::sort(
+      entries.begin(), entries.end(),
+      [](const DirEntry& a, const DirEntry& b) { return a.name < b.name; });
+  return entries;
 }
 
 absl::Status PosixFileSystem::CreateDirs(const std::string& dir) {

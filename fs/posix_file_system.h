@@ -12,6 +12,10 @@
 //     into a child process;
 //   * reads and writes use pread/pwrite/pwritev and retry EINTR and short
 //     transfers; a file handle has no shared file position;
+//   * files are opened with O_NOFOLLOW | O_NONBLOCK and checked with fstat
+//     before use (fs/file_system.h lists what is refused); kTruncate
+//     truncates only after those checks;
+//   * LockFile is flock(LOCK_EX | LOCK_NB) on a descriptor of its own;
 //   * files are never opened with O_APPEND (Linux pwrite ignores the offset
 //     of an O_APPEND descriptor); Append writes at the end tracked by the
 //     handle;
@@ -57,8 +61,10 @@ class PosixFileSystem final : public FileSystem {
   absl::Status Rename(const std::string& from, const std::string& to) override;
   absl::Status Unlink(const std::string& path) override;
   absl::Status RemoveDir(const std::string& dir) override;
-  absl::Status Truncate(const std::string& path, uint64_t size) override;
   absl::StatusOr<std::vector<std::string>> ListDir(
+      const std::string& dir) override;
+  // readdir's d_type, or fstatat(AT_SYMLINK_NOFOLLOW) where it is unknown.
+  absl::StatusOr<std::vector<DirEntry>> ListDirEntries(
       const std::string& dir) override;
   // lstat(2), then stat(2) when the path is a symbolic link.
   absl::StatusOr<FileInfo> Stat(const std::string& path) override;
@@ -68,6 +74,8 @@ class PosixFileSystem final : public FileSystem {
   absl::Status CreateDirs(const std::string& dir) override;
   // statvfs(2): total = f_blocks * f_frsize, free = f_bavail * f_frsize.
   absl::StatusOr<VolumeSpace> GetVolumeSpace(const std::string& path) override;
+  absl::StatusOr<std::unique_ptr<FileLock>> LockFile(
+      const std::string& path) override;
 };
 
 }  // namespace kaas::fs

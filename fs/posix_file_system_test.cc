@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdint>
@@ -40,6 +41,7 @@ using ::testing::AllOf;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
+using ::testing::Pair;
 
 class PosixFileSystemTest : public ::testing::Test {
  protected:
@@ -269,19 +271,6 @@ TEST_F(PosixFileSystemTest, TruncateExtendsWithZeros) {
   EXPECT_EQ(Contents(path), std::string("ab\0\0c", 5));
 }
 
-TEST_F(PosixFileSystemTest, TruncateByPathShrinksAndExtends) {
-  const std::string path = Path("a.log");
-  MakeFile(path, "0123456789");
-  ASSERT_OK(fs_.Truncate(path, 3));
-  EXPECT_EQ(Contents(path), "012");
-  ASSERT_OK(fs_.Truncate(path, 5));
-  EXPECT_EQ(Contents(path), std::string("012\0\0", 5));
-  EXPECT_THAT(fs_.Truncate(Path("missing"), 0),
-              StatusIs(absl::StatusCode::kNotFound,
-                       HasSubstr(absl::StrCat("truncate \"", Path("missing"),
-                                              "\" to 0 bytes"))));
-}
-
 TEST_F(PosixFileSystemTest, DataSyncAndSyncSucceed) {
   ASSERT_OK_AND_ASSIGN(
       std::unique_ptr<WritableFile> file,
@@ -416,18 +405,107 @@ TEST_F(PosixFileSystemTest, RenameErrorsNameBothPaths) {
                                     "\": No such file or directory")));
 }
 
-TEST_F(PosixFileSystemTest, ReadAtOnADirectoryFails) {
+TEST_F(PosixFileSystemTest, DirectoriesAreNotOpenedAsFiles) {
   ASSERT_OK(fs_.CreateDirs(Path("d")));
-  ASSERT_OK_AND_ASSIGN(std::unique_ptr<ReadableFile> file,
-                       fs_.OpenForRead(Path("d")));
-  char buffer[4];
-  EXPECT_THAT(file->ReadAt(0, 4, buffer),
-              StatusIs(absl::StatusCode::kFailedPrecondition,
-                       absl::StrCat("read \"", Path("d"),
-                                    "\" at offset 0: Is a directory")));
+  EXPECT_THAT(fs_.OpenForRead(Path("d")),
+              StatusIs(absl::StatusCode::kPermissionDenied,
+                       AllOf(HasSubstr(Path("d")),
+                             HasSubstr("is a directory, not a regular file"))));
   EXPECT_THAT(fs_.OpenForWrite(Path("d"), OpenMode::kMustExist),
               StatusIs(absl::StatusCode::kFailedPrecondition,
                        HasSubstr("Is a directory")));
+}
+
+// The engine runs as root on many machines: a link planted in a partition
+// dir must never let it read, truncate or write a file elsewhere.
+TEST_F(PosixFileSystemTest, SymbolicLinksAreNeverFollowedToAFile) {
+  MakeFile(Path("outside"), "precious");
+  ASSERT_EQ(::symlink(Path("outside").c_str(), Path("a.log").c_str()), 0);
+  const auto refused =
+      StatusIs(absl::StatusCode::kPermissionDenied,
+               AllOf(HasSubstr(Path("a.log")), HasSubstr("symbolic link")));
+  EXPECT_THAT(fs_.OpenForRead(Path("a.log")), refused);
+  for (OpenMode mode : {OpenMode::kMustExist, OpenMode::kCreateIfMissing,
+                        OpenMode::kTruncate}) {
+    EXPECT_THAT(fs_.OpenForWrite(Path("a.log"), mode), refused);
+  }
+  EXPECT_THAT(fs_.LockFile(Path("a.log")), refused);
+  // A dangling link is refused too, rather than created through.
+  ASSERT_EQ(::symlink(Path("nowhere").c_str(), Path("b.log").c_str()), 0);
+  EXPECT_THAT(fs_.OpenForWrite(Path("b.log"), OpenMode::kCreateIfMissing),
+              StatusIs(absl::StatusCode::kPermissionDenied,
+                       HasSubstr("symbolic link")));
+  EXPECT_THAT(fs_.Exists(Path("nowhere")), IsOkAndHolds(false));
+  EXPECT_EQ(Contents(Path("outside")), "precious");
+}
+
+// A FIFO would block open(2) forever: it is refused at once.
+TEST_F(PosixFileSystemTest, AFifoIsRefusedWithoutBlocking) {
+  ASSERT_EQ(::mkfifo(Path("manifest").c_str(), 0644), 0);
+  const auto refused = StatusIs(absl::StatusCode::kPermissionDenied,
+                                HasSubstr("not a regular file"));
+  EXPECT_THAT(fs_.OpenForRead(Path("manifest")), refused);
+  EXPECT_THAT(fs_.OpenForWrite(Path("manifest"), OpenMode::kMustExist),
+              refused);
+  EXPECT_THAT(fs_.OpenForWrite(Path("manifest"), OpenMode::kTruncate), refused);
+  EXPECT_THAT(ReadFileToString(fs_, Path("manifest")), refused);
+}
+
+TEST_F(PosixFileSystemTest, AFileWithSeveralHardLinksIsNotWritten) {
+  MakeFile(Path("outside"), "precious");
+  ASSERT_EQ(::link(Path("outside").c_str(), Path("a.log").c_str()), 0);
+  EXPECT_THAT(
+      fs_.OpenForWrite(Path("a.log"), OpenMode::kTruncate),
+      StatusIs(absl::StatusCode::kPermissionDenied, HasSubstr("2 hard links")));
+  EXPECT_EQ(Contents(Path("a.log")), "precious");  // reading is harmless
+}
+
+TEST_F(PosixFileSystemTest, ListDirEntriesTellsTypesWithoutFollowingLinks) {
+  MakeFile(Path("file"), "x");
+  ASSERT_OK(fs_.CreateDirs(Path("dir")));
+  ASSERT_EQ(::symlink(Path("file").c_str(), Path("link").c_str()), 0);
+  ASSERT_EQ(::mkfifo(Path("fifo").c_str(), 0644), 0);
+  ASSERT_OK_AND_ASSIGN(std::vector<DirEntry> entries,
+                       fs_.ListDirEntries(dir_.path()));
+  std::vector<std::pair<std::string, FileType>> got;
+  for (const DirEntry& entry : entries)
+    got.emplace_back(entry.name, entry.type);
+  EXPECT_THAT(got, ElementsAre(Pair("dir", FileType::kDirectory),
+                               Pair("fifo", FileType::kOther),
+                               Pair("file", FileType::kRegular),
+                               Pair("link", FileType::kSymlink)));
+}
+
+TEST_F(PosixFileSystemTest, ALockHasOneHolderAtATime) {
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<FileLock> first,
+                       fs_.LockFile(Path("leader.lock")));
+  EXPECT_EQ(first->path(), Path("leader.lock"));
+  // Another holder, even in this process, is refused without waiting.
+  EXPECT_THAT(
+      fs_.LockFile(Path("leader.lock")),
+      StatusIs(absl::StatusCode::kUnavailable, HasSubstr("held by another")));
+  first.reset();
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<FileLock> second,
+                       fs_.LockFile(Path("leader.lock")));
+  EXPECT_THAT(fs_.Stat(Path("leader.lock")),
+              IsOkAndHolds(::testing::Field(&FileInfo::is_regular, true)));
+}
+
+TEST_F(PosixFileSystemTest, ALockIsHeldAgainstOtherProcesses) {
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<FileLock> lock,
+                       fs_.LockFile(Path("leader.lock")));
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    // A separate process: its own open file description, same file.
+    absl::StatusOr<std::unique_ptr<FileLock>> theirs =
+        PosixFileSystem().LockFile(Path("leader.lock"));
+    ::_exit(absl::IsUnavailable(theirs.status()) ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+      << "the child process got the lock";
 }
 
 TEST_F(PosixFileSystemTest,

@@ -39,4 +39,12 @@ absl::Status WriteStringToFile(FileSystem& fs, const std::string& path,
   return file->Close();
 }
 
+absl::Status TruncateFile(FileSystem& fs, const std::string& path,
+                          uint64_t size) {
+  KAAS_ASSIGN_OR_RETURN(std::unique_ptr<WritableFile> file,
+                        fs.OpenForWrite(path, OpenMode::kMustExist));
+  KAAS_RETURN_IF_ERROR(file->Truncate(size));
+  return file->Close();
+}
+
 }  // namespace kaas::fs

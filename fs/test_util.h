@@ -38,6 +38,10 @@ class ScopedTempDir {
 absl::Status WriteStringToFile(FileSystem& fs, const std::string& path,
                                absl::string_view contents);
 
+// Sets the size of the existing file `path` (through a write handle). No sync.
+absl::Status TruncateFile(FileSystem& fs, const std::string& path,
+                          uint64_t size);
+
 }  // namespace kaas::fs
 
 #endif  // KAAS_FS_TEST_UTIL_H_

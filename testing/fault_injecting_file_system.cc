@@ -96,6 +96,8 @@ absl::string_view FsOpName(FsOp op) {
       return "volume-space";
     case FsOp::kClose:
       return "close";
+    case FsOp::kLock:
+      return "lock";
   }
   return "unknown";
 }
@@ -189,11 +191,9 @@ class FaultInjectingFileSystem::File final : public fs::WritableFile {
   absl::Status Truncate(uint64_t size) override {
     absl::MutexLock lock(&fs_->mu_);
     if (fs_->epoch_ != epoch_) return DeadHandleError("truncate", path());
-    if (auto fault = fs_->NextFault(FsOp::kTruncate, path())) {
-      return InjectedError(
-          fault->error,
-          absl::StrCat("truncate ", Quote(path()), " to ", size, " bytes"));
-    }
+    KAAS_RETURN_IF_ERROR(fs_->CheckFault(
+        FsOp::kTruncate, path(),
+        absl::StrCat("truncate ", Quote(path()), " to ", size, " bytes")));
     KAAS_RETURN_IF_ERROR(base_->Truncate(size));
     fs_->model_->RecordTruncate(node_, size);
     end_ = size;
@@ -285,10 +285,9 @@ absl::StatusOr<size_t> FaultInjectingFileSystem::HandleReadAt(
     char* dst) {
   absl::MutexLock lock(&mu_);
   if (epoch_ != epoch) return DeadHandleError("read", base.path());
-  if (auto fault = NextFault(FsOp::kRead, base.path())) {
-    return InjectedError(fault->error, absl::StrCat("read ", Quote(base.path()),
-                                                    " at offset ", offset));
-  }
+  KAAS_RETURN_IF_ERROR(CheckFault(
+      FsOp::kRead, base.path(),
+      absl::StrCat("read ", Quote(base.path()), " at offset ", offset)));
   return base.ReadAt(offset, n, dst);
 }
 
@@ -296,16 +295,15 @@ absl::StatusOr<uint64_t> FaultInjectingFileSystem::HandleSize(
     uint64_t epoch, const fs::ReadableFile& base) {
   absl::MutexLock lock(&mu_);
   if (epoch_ != epoch) return DeadHandleError("stat", base.path());
-  if (auto fault = NextFault(FsOp::kStat, base.path())) {
-    return InjectedError(fault->error,
-                         absl::StrCat("stat ", Quote(base.path())));
-  }
+  KAAS_RETURN_IF_ERROR(CheckFault(FsOp::kStat, base.path(),
+                                  absl::StrCat("stat ", Quote(base.path()))));
   return base.Size();
 }
 
 FaultInjectingFileSystem::FaultInjectingFileSystem(fs::FileSystem* base,
                                                    uint64_t seed)
-    : base_(base),
+    : fs::FileSystemWrapper(base),
+      base_(base),
       random_(seed),
       model_(std::make_unique<DurabilityModel>(base)) {}
 
@@ -317,9 +315,8 @@ FaultInjectingFileSystem::OpenForRead(const std::string& path) {
   std::function<void()> hook;
   {
     absl::MutexLock lock(&mu_);
-    if (auto fault = NextFault(FsOp::kOpenForRead, path)) {
-      return InjectedError(fault->error, absl::StrCat("open ", Quote(path)));
-    }
+    KAAS_RETURN_IF_ERROR(CheckFault(FsOp::kOpenForRead, path,
+                                    absl::StrCat("open ", Quote(path))));
     KAAS_ASSIGN_OR_RETURN(std::unique_ptr<fs::ReadableFile> file,
                           base_->OpenForRead(path));
     opened = std::make_unique<ReadOnlyFile>(this, epoch_, std::move(file));
@@ -350,10 +347,9 @@ absl::StatusOr<std::unique_ptr<fs::WritableFile>>
 FaultInjectingFileSystem::OpenForWrite(const std::string& path,
                                        fs::OpenMode mode) {
   absl::MutexLock lock(&mu_);
-  if (auto fault = NextFault(FsOp::kOpenForWrite, path)) {
-    return InjectedError(fault->error,
-                         absl::StrCat("open ", Quote(path), " for write"));
-  }
+  KAAS_RETURN_IF_ERROR(
+      CheckFault(FsOp::kOpenForWrite, path,
+                 absl::StrCat("open ", Quote(path), " for write")));
   std::unique_ptr<fs::WritableFile> file;
   KAAS_ASSIGN_OR_RETURN(Node* const node,
                         model_->OpenForWrite(path, mode, &file));
@@ -364,9 +360,7 @@ FaultInjectingFileSystem::OpenForWrite(const std::string& path,
 absl::Status FaultInjectingFileSystem::SyncDir(const std::string& dir) {
   absl::MutexLock lock(&mu_);
   const std::string what = absl::StrCat("fsync directory ", Quote(dir));
-  if (auto fault = NextFault(FsOp::kSyncDir, dir)) {
-    return InjectedError(fault->error, what);
-  }
+  KAAS_RETURN_IF_ERROR(CheckFault(FsOp::kSyncDir, dir, what));
   KAAS_ASSIGN_OR_RETURN(const DurabilityModel::DirSnapshot snapshot,
                         model_->SnapshotDir(dir));
   return FinishSync(
@@ -377,81 +371,127 @@ absl::Status FaultInjectingFileSystem::SyncDir(const std::string& dir) {
 absl::Status FaultInjectingFileSystem::Rename(const std::string& from,
                                               const std::string& to) {
   absl::MutexLock lock(&mu_);
-  if (auto fault = NextFault(FsOp::kRename, from, to)) {
-    return InjectedError(
-        fault->error, absl::StrCat("rename ", Quote(from), " to ", Quote(to)));
-  }
+  KAAS_RETURN_IF_ERROR(
+      CheckFault(FsOp::kRename, from,
+                 absl::StrCat("rename ", Quote(from), " to ", Quote(to)), to));
   return model_->Rename(from, to);
 }
 
 absl::Status FaultInjectingFileSystem::Unlink(const std::string& path) {
   absl::MutexLock lock(&mu_);
-  if (auto fault = NextFault(FsOp::kUnlink, path)) {
-    return InjectedError(fault->error, absl::StrCat("unlink ", Quote(path)));
-  }
+  KAAS_RETURN_IF_ERROR(
+      CheckFault(FsOp::kUnlink, path, absl::StrCat("unlink ", Quote(path))));
   return model_->Unlink(path);
 }
 
 absl::Status FaultInjectingFileSystem::RemoveDir(const std::string& dir) {
   absl::MutexLock lock(&mu_);
-  if (auto fault = NextFault(FsOp::kRemoveDir, dir)) {
-    return InjectedError(fault->error,
-                         absl::StrCat("remove directory ", Quote(dir)));
-  }
+  KAAS_RETURN_IF_ERROR(CheckFault(
+      FsOp::kRemoveDir, dir, absl::StrCat("remove directory ", Quote(dir))));
   return model_->RemoveDir(dir);
-}
-
-absl::Status FaultInjectingFileSystem::Truncate(const std::string& path,
-                                                uint64_t size) {
-  absl::MutexLock lock(&mu_);
-  if (auto fault = NextFault(FsOp::kTruncate, path)) {
-    return InjectedError(fault->error, absl::StrCat("truncate ", Quote(path),
-                                                    " to ", size, " bytes"));
-  }
-  return model_->Truncate(path, size);
 }
 
 absl::StatusOr<std::vector<std::string>> FaultInjectingFileSystem::ListDir(
     const std::string& dir) {
   absl::MutexLock lock(&mu_);
-  if (auto fault = NextFault(FsOp::kListDir, dir)) {
-    return InjectedError(fault->error,
-                         absl::StrCat("list directory ", Quote(dir)));
-  }
+  KAAS_RETURN_IF_ERROR(CheckFault(FsOp::kListDir, dir,
+                                  absl::StrCat("list directory ", Quote(dir))));
   return base_->ListDir(dir);
+}
+
+absl::StatusOr<std::vector<fs::DirEntry>>
+FaultInjectingFileSystem::ListDirEntries(const std::string& dir) {
+  absl::MutexLock lock(&mu_);
+  KAAS_RETURN_IF_ERROR(CheckFault(FsOp::kListDir, dir,
+                                  absl::StrCat("list directory ", Quote(dir))));
+  return base_->ListDirEntries(dir);
 }
 
 absl::StatusOr<fs::FileInfo> FaultInjectingFileSystem::Stat(
     const std::string& path) {
   absl::MutexLock lock(&mu_);
-  if (auto fault = NextFault(FsOp::kStat, path)) {
-    return InjectedError(fault->error, absl::StrCat("stat ", Quote(path)));
-  }
+  KAAS_RETURN_IF_ERROR(
+      CheckFault(FsOp::kStat, path, absl::StrCat("stat ", Quote(path))));
   return base_->Stat(path);
 }
 
 absl::Status FaultInjectingFileSystem::CreateDirs(const std::string& dir) {
   absl::MutexLock lock(&mu_);
-  if (auto fault = NextFault(FsOp::kCreateDirs, dir)) {
-    return InjectedError(fault->error,
-                         absl::StrCat("create directory ", Quote(dir)));
-  }
+  KAAS_RETURN_IF_ERROR(CheckFault(
+      FsOp::kCreateDirs, dir, absl::StrCat("create directory ", Quote(dir))));
   return model_->CreateDirs(dir);
 }
 
 absl::StatusOr<fs::VolumeSpace> FaultInjectingFileSystem::GetVolumeSpace(
     const std::string& path) {
   absl::MutexLock lock(&mu_);
-  if (auto fault = NextFault(FsOp::kVolumeSpace, path)) {
-    return InjectedError(fault->error, absl::StrCat("statvfs ", Quote(path)));
-  }
+  KAAS_RETURN_IF_ERROR(CheckFault(FsOp::kVolumeSpace, path,
+                                  absl::StrCat("statvfs ", Quote(path))));
   return base_->GetVolumeSpace(path);
+}
+
+// A lock taken through the wrapper: the base lock, dropped when the handle
+// goes or at a Crash(), whichever comes first.
+struct FaultInjectingFileSystem::HeldLock {
+  absl::Mutex mu;
+  std::unique_ptr<fs::FileLock> base ABSL_GUARDED_BY(mu);
+};
+
+class FaultInjectingFileSystem::Lock final : public fs::FileLock {
+ public:
+  Lock(std::string path, std::shared_ptr<HeldLock> held)
+      : path_(std::move(path)), held_(std::move(held)) {}
+  ~Lock() override {
+    absl::MutexLock lock(&held_->mu);
+    held_->base.reset();
+  }
+  const std::string& path() const override { return path_; }
+
+ private:
+  const std::string path_;
+  const std::shared_ptr<HeldLock> held_;
+};
+
+absl::StatusOr<std::unique_ptr<fs::FileLock>>
+FaultInjectingFileSystem::LockFile(const std::string& path) {
+  absl::MutexLock lock(&mu_);
+  KAAS_RETURN_IF_ERROR(
+      CheckFault(FsOp::kLock, path, absl::StrCat("lock ", Quote(path))));
+  {
+    // Created like any other file, so that the model knows the name.
+    std::unique_ptr<fs::WritableFile> file;
+    KAAS_RETURN_IF_ERROR(
+        model_->OpenForWrite(path, fs::OpenMode::kCreateIfMissing, &file)
+            .status());
+  }
+  KAAS_ASSIGN_OR_RETURN(std::unique_ptr<fs::FileLock> base_lock,
+                        base_->LockFile(path));
+  auto held = std::make_shared<HeldLock>();
+  {
+    absl::MutexLock held_lock(&held->mu);
+    held->base = std::move(base_lock);
+  }
+  locks_.erase(std::remove_if(locks_.begin(), locks_.end(),
+                              [](const std::weak_ptr<HeldLock>& weak) {
+                                return weak.expired();
+                              }),
+               locks_.end());
+  locks_.push_back(held);
+  return std::make_unique<Lock>(path, std::move(held));
 }
 
 // --- Power loss -------------------------------------------------------------
 
 void FaultInjectingFileSystem::Crash(const CrashOptions& options) {
   absl::MutexLock lock(&mu_);
+  // A rebooted machine holds no locks.
+  for (const std::weak_ptr<HeldLock>& weak : locks_) {
+    if (std::shared_ptr<HeldLock> held = weak.lock()) {
+      absl::MutexLock held_lock(&held->mu);
+      held->base.reset();
+    }
+  }
+  locks_.clear();
   const absl::Status restored = model_->RestoreDurableState(
       [&](absl::string_view tail) { return TornTail(options, tail); });
   CHECK(restored.ok()) << "FaultInjectingFileSystem::Crash: restoring the "
@@ -509,6 +549,15 @@ void FaultInjectingFileSystem::InjectFault(Fault fault) {
 void FaultInjectingFileSystem::ClearFaults() {
   absl::MutexLock lock(&mu_);
   faults_.clear();
+}
+
+absl::Status FaultInjectingFileSystem::CheckFault(
+    FsOp op, absl::string_view path, absl::string_view what,
+    absl::string_view other_path) {
+  if (auto fault = NextFault(op, path, other_path)) {
+    return InjectedError(fault->error, what);
+  }
+  return absl::OkStatus();
 }
 
 absl::optional<FaultInjectingFileSystem::InjectedFault>

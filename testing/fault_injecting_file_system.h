@@ -75,6 +75,7 @@
 #include "absl/time/time.h"
 #include "absl/types/optional.h"
 #include "fs/file_system.h"
+#include "fs/file_system_wrapper.h"
 
 namespace re2 {
 class RE2;
@@ -93,20 +94,21 @@ enum class FsOp {
   kRead,      // ReadAt on any handle
   kWrite,     // WriteAt, WriteAtV
   kAppend,    // WritableFile::Append
-  kTruncate,  // WritableFile::Truncate and FileSystem::Truncate
+  kTruncate,  // WritableFile::Truncate
   kDataSync,
   kSync,
   kSyncDir,
   kRename,
   kUnlink,
   kRemoveDir,
-  kListDir,
-  kStat,  // Stat, Exists, and Size on any handle
+  kListDir,  // ListDir and ListDirEntries
+  kStat,     // Stat, Exists, and Size on any handle
   kCreateDirs,
   kVolumeSpace,  // GetVolumeSpace
   kClose,        // WritableFile::Close
+  kLock,         // LockFile
 };
-inline constexpr int kNumFsOps = static_cast<int>(FsOp::kClose) + 1;
+inline constexpr int kNumFsOps = static_cast<int>(FsOp::kLock) + 1;
 
 absl::string_view FsOpName(FsOp op);
 
@@ -170,7 +172,7 @@ struct CrashOptions {
   TailContent content = TailContent::kWritten;
 };
 
-class FaultInjectingFileSystem final : public fs::FileSystem {
+class FaultInjectingFileSystem final : public fs::FileSystemWrapper {
  public:
   // `base` is not owned and must outlive this object. `seed` drives every
   // random choice (torn tail lengths, garbage bytes), so a test is
@@ -190,12 +192,18 @@ class FaultInjectingFileSystem final : public fs::FileSystem {
   absl::Status Rename(const std::string& from, const std::string& to) override;
   absl::Status Unlink(const std::string& path) override;
   absl::Status RemoveDir(const std::string& dir) override;
-  absl::Status Truncate(const std::string& path, uint64_t size) override;
   absl::StatusOr<std::vector<std::string>> ListDir(
+      const std::string& dir) override;
+  absl::StatusOr<std::vector<fs::DirEntry>> ListDirEntries(
       const std::string& dir) override;
   absl::StatusOr<fs::FileInfo> Stat(const std::string& path) override;
   absl::Status CreateDirs(const std::string& dir) override;
   absl::StatusOr<fs::VolumeSpace> GetVolumeSpace(
+      const std::string& path) override;
+  // The lock file is created through the durability model (like any file);
+  // the lock itself is the base filesystem's. Crash() releases every lock
+  // taken before it, as a reboot would.
+  absl::StatusOr<std::unique_ptr<fs::FileLock>> LockFile(
       const std::string& path) override;
 
   // --- Power loss ---------------------------------------------------------
@@ -259,6 +267,8 @@ class FaultInjectingFileSystem final : public fs::FileSystem {
  private:
   class ReadOnlyFile;
   class File;
+  class Lock;
+  struct HeldLock;
 
   struct InjectedFault {
     int error;
@@ -278,6 +288,12 @@ class FaultInjectingFileSystem final : public fs::FileSystem {
   absl::optional<InjectedFault> NextFault(FsOp op, absl::string_view path,
                                           absl::string_view other_path = {})
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // NextFault as a status: the injected error of `what` (a description of
+  // the call, as PosixFileSystem words it), or OK.
+  absl::Status CheckFault(FsOp op, absl::string_view path,
+                          absl::string_view what,
+                          absl::string_view other_path = {})
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Blocks while syncs of `path` are blocked; releases mu_ meanwhile.
   void WaitIfSyncBlocked(absl::string_view path)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -293,7 +309,7 @@ class FaultInjectingFileSystem final : public fs::FileSystem {
   std::string TornTail(const CrashOptions& options, absl::string_view tail)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
-  // Constant after construction.
+  // Constant after construction: target(), the wrapped filesystem.
   fs::FileSystem* const base_;
 
   absl::Mutex mu_;
@@ -310,6 +326,8 @@ class FaultInjectingFileSystem final : public fs::FileSystem {
   absl::optional<PathPattern> open_hook_paths_ ABSL_GUARDED_BY(mu_);
   std::function<void()> open_hook_ ABSL_GUARDED_BY(mu_);
   std::function<void(const std::string&)> sync_observer_ ABSL_GUARDED_BY(mu_);
+  // Locks taken and not released yet (Crash() releases them).
+  std::vector<std::weak_ptr<HeldLock>> locks_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace kaas::testing

@@ -112,7 +112,7 @@ TEST_F(CrashTest, UnsyncedOverwriteInsideTheSyncedRegionIsUndone) {
 TEST_F(CrashTest, TruncateIsDurableOnlyAfterASync) {
   CreateDurableFile("a", "abcdef");
   CreateDurableFile("b", "abcdef");
-  ASSERT_OK(fs_.Truncate(Path("a"), 2));
+  ASSERT_OK(fs::TruncateFile(fs_, Path("a"), 2));
   ASSERT_OK_AND_ASSIGN(auto b,
                        fs_.OpenForWrite(Path("b"), fs::OpenMode::kMustExist));
   ASSERT_OK(b->Truncate(2));

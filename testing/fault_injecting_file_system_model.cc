@@ -170,16 +170,6 @@ absl::StatusOr<Node*> DurabilityModel::OpenForWrite(
   return node;
 }
 
-absl::Status DurabilityModel::Truncate(const std::string& path, uint64_t size) {
-  KAAS_ASSIGN_OR_RETURN(const Location location, Resolve(path));
-  Node* const node = location.node;
-  if (node != nullptr && !node->is_dir) KAAS_RETURN_IF_ERROR(Load(node));
-  KAAS_RETURN_IF_ERROR(base_->Truncate(path, size));
-  if (node == nullptr || node->is_dir) return OutOfSync(path);
-  RecordTruncate(node, size);
-  return absl::OkStatus();
-}
-
 absl::Status DurabilityModel::Rename(const std::string& from,
                                      const std::string& to) {
   KAAS_ASSIGN_OR_RETURN(const Location source, Resolve(from));

@@ -105,7 +105,6 @@ class DurabilityModel {
   // On success `*file` is the base handle and the result is its node.
   absl::StatusOr<Node*> OpenForWrite(const std::string& path, fs::OpenMode mode,
                                      std::unique_ptr<fs::WritableFile>* file);
-  absl::Status Truncate(const std::string& path, uint64_t size);
   absl::Status Rename(const std::string& from, const std::string& to);
   absl::Status Unlink(const std::string& path);
   absl::Status RemoveDir(const std::string& dir);

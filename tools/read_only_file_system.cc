@@ -6,29 +6,6 @@
 
 namespace kaas::tools {
 
-absl::StatusOr<std::unique_ptr<fs::ReadableFile>>
-ReadOnlyFileSystem::OpenForRead(const std::string& path) {
-  return base_->OpenForRead(path);
-}
-
-absl::StatusOr<std::vector<std::string>> ReadOnlyFileSystem::ListDir(
-    const std::string& dir) {
-  return base_->ListDir(dir);
-}
-
-absl::StatusOr<fs::FileInfo> ReadOnlyFileSystem::Stat(const std::string& path) {
-  return base_->Stat(path);
-}
-
-absl::StatusOr<bool> ReadOnlyFileSystem::Exists(const std::string& path) {
-  return base_->Exists(path);
-}
-
-absl::StatusOr<fs::VolumeSpace> ReadOnlyFileSystem::GetVolumeSpace(
-    const std::string& path) {
-  return base_->GetVolumeSpace(path);
-}
-
 absl::StatusOr<std::unique_ptr<fs::WritableFile>>
 ReadOnlyFileSystem::OpenForWrite(const std::string& path, fs::OpenMode mode) {
   return Refuse("open for writing", path);
@@ -51,13 +28,13 @@ absl::Status ReadOnlyFileSystem::RemoveDir(const std::string& dir) {
   return Refuse("remove directory", dir);
 }
 
-absl::Status ReadOnlyFileSystem::Truncate(const std::string& path,
-                                          uint64_t size) {
-  return Refuse("truncate", path);
-}
-
 absl::Status ReadOnlyFileSystem::CreateDirs(const std::string& dir) {
   return Refuse("create directory", dir);
+}
+
+absl::StatusOr<std::unique_ptr<fs::FileLock>> ReadOnlyFileSystem::LockFile(
+    const std::string& path) {
+  return Refuse("lock (creating it)", path);
 }
 
 absl::Status ReadOnlyFileSystem::Refuse(absl::string_view operation,

@@ -1,7 +1,7 @@
 // File: tools/read_only_file_system.h
 //
 // A FileSystem (fs/file_system.h) that forwards reads to another one and
-// refuses every change: `kaaslog verify` and `kaaslog dump` look at a data dir
+// refuses every change: `kaaslog verify`, `dump` and `read` look at a data dir
 // only through it, so they cannot modify what they inspect even by mistake
 // (a refused call fails with kFailedPrecondition naming the operation and the
 // path, and is counted).
@@ -15,39 +15,31 @@
 #include <cstdint>
 #include <memory>
 #include <string>
-#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "fs/file_system.h"
+#include "fs/file_system_wrapper.h"
 
 namespace kaas::tools {
 
-class ReadOnlyFileSystem final : public fs::FileSystem {
+class ReadOnlyFileSystem final : public fs::FileSystemWrapper {
  public:
   // `base` is not owned and must outlive this object.
-  explicit ReadOnlyFileSystem(fs::FileSystem* base) : base_(base) {}
+  explicit ReadOnlyFileSystem(fs::FileSystem* base)
+      : fs::FileSystemWrapper(base) {}
 
-  // Forwarded.
-  absl::StatusOr<std::unique_ptr<fs::ReadableFile>> OpenForRead(
-      const std::string& path) override;
-  absl::StatusOr<std::vector<std::string>> ListDir(
-      const std::string& dir) override;
-  absl::StatusOr<fs::FileInfo> Stat(const std::string& path) override;
-  absl::StatusOr<bool> Exists(const std::string& path) override;
-  absl::StatusOr<fs::VolumeSpace> GetVolumeSpace(
-      const std::string& path) override;
-
-  // Refused (kFailedPrecondition).
+  // Refused (kFailedPrecondition); everything else is forwarded.
   absl::StatusOr<std::unique_ptr<fs::WritableFile>> OpenForWrite(
       const std::string& path, fs::OpenMode mode) override;
   absl::Status SyncDir(const std::string& dir) override;
   absl::Status Rename(const std::string& from, const std::string& to) override;
   absl::Status Unlink(const std::string& path) override;
   absl::Status RemoveDir(const std::string& dir) override;
-  absl::Status Truncate(const std::string& path, uint64_t size) override;
   absl::Status CreateDirs(const std::string& dir) override;
+  absl::StatusOr<std::unique_ptr<fs::FileLock>> LockFile(
+      const std::string& path) override;
 
   // How many changes were refused.
   int64_t refused() const { return refused_.load(); }
@@ -55,7 +47,6 @@ class ReadOnlyFileSystem final : public fs::FileSystem {
  private:
   absl::Status Refuse(absl::string_view operation, const std::string& path);
 
-  fs::FileSystem* const base_;
   std::atomic<int64_t> refused_{0};
 };
 

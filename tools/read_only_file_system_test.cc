@@ -58,7 +58,7 @@ TEST_F(ReadOnlyFileSystemTest, RefusesEveryChangeAndChangesNothing) {
   EXPECT_THAT(
       read_only_.OpenForWrite(Path("new"), fs::OpenMode::kTruncate).status(),
       StatusIs(absl::StatusCode::kFailedPrecondition, _));
-  EXPECT_THAT(read_only_.Truncate(Path("file"), 0),
+  EXPECT_THAT(read_only_.LockFile(Path("lock")).status(),
               StatusIs(absl::StatusCode::kFailedPrecondition, _));
   EXPECT_THAT(read_only_.Rename(Path("file"), Path("moved")),
               StatusIs(absl::StatusCode::kFailedPrecondition, _));

@@ -259,9 +259,9 @@ PartitionConfig ApplyTopicConfig(const PartitionConfig& engine_default,
 absl::StatusOr<std::optional<TopicConfigOverrides>> ReadTopicConfig(
     fs::FileSystem& fs, const std::string& topic_dir) {
   const std::string path = fs::JoinPath(topic_dir, kTopicConfigFileName);
-  absl::StatusOr<std::string> json = fs::ReadFileToString(fs, path);
-  if (absl::IsNotFound(json.status())) return std::nullopt;
-  if (!json.ok()) return json.status();
+  KAAS_ASSIGN_OR_RETURN(std::optional<std::string> json,
+                        ReadTopicFile(fs, path));
+  if (!json.has_value()) return std::nullopt;
   KAAS_ASSIGN_OR_RETURN(TopicConfigOverrides overrides,
                         ParseTopicConfigJson(*json, path));
   return overrides;

@@ -1,5 +1,8 @@
 #include "storage/engine/topic_config.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -483,11 +486,46 @@ TEST_F(ReadTopicConfigTest, InvalidValueIsAnErrorNamingThePathAndField) {
                   ": field segmentBytes: 12 is below the minimum 1024"));
 }
 
-TEST_F(ReadTopicConfigTest, UnreadableFileIsAStorageError) {
-  // A directory in place of the file: opening works, reading fails.
+TEST_F(ReadTopicConfigTest, ADirectoryInPlaceOfTheFileIsAnInvalidConfig) {
   ASSERT_OK(fs_.CreateDirs(ConfigPath()));
   EXPECT_THAT(ReadTopicConfig(fs_, dir_.path()),
-              HasStorageError(StorageErrorCode::kStorageError));
+              ConfigError(HasSubstr("not a regular file")));
+}
+
+// A FIFO would block the reader forever (every take-over reads the config).
+TEST_F(ReadTopicConfigTest, AFifoInPlaceOfTheFileIsRefusedAtOnce) {
+  ASSERT_EQ(::mkfifo(ConfigPath().c_str(), 0644), 0);
+  EXPECT_THAT(ReadTopicConfig(fs_, dir_.path()),
+              ConfigError(HasSubstr("not a regular file")));
+}
+
+TEST_F(ReadTopicConfigTest, ASymbolicLinkIsNotFollowed) {
+  const std::string elsewhere = fs::JoinPath(dir_.path(), "elsewhere.json");
+  ASSERT_OK(fs::WriteStringToFile(fs_, elsewhere, R"({"retentionMs": 1})"));
+  ASSERT_EQ(::symlink(elsewhere.c_str(), ConfigPath().c_str()), 0);
+  EXPECT_THAT(ReadTopicConfig(fs_, dir_.path()),
+              ConfigError(HasSubstr("symbolic link")));
+}
+
+// What an error quotes of the file is capped: a long value must not end up
+// whole in a log line or a response.
+TEST_F(ReadTopicConfigTest, AHugeValueIsQuotedOnlyInPart) {
+  const std::string value(500000, 'x');
+  ASSERT_OK(fs::WriteStringToFile(
+      fs_, ConfigPath(),
+      absl::StrCat(R"({"cleanupPolicy": ")", value, R"("})")));
+  EXPECT_THAT(ReadTopicConfig(fs_, dir_.path()),
+              ConfigError(HasSubstr("...(500000 bytes)")));
+  absl::StatusOr<std::optional<TopicConfigOverrides>> read =
+      ReadTopicConfig(fs_, dir_.path());
+  EXPECT_LT(read.status().message().size(), 1000u);
+}
+
+TEST_F(ReadTopicConfigTest, AFileLargerThanAnyConfigIsRefusedUnread) {
+  ASSERT_OK(
+      fs::WriteStringToFile(fs_, ConfigPath(), std::string(2 << 20, ' ')));
+  EXPECT_THAT(ReadTopicConfig(fs_, dir_.path()),
+              ConfigError(HasSubstr("more than the")));
 }
 
 }  // namespace

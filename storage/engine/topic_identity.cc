@@ -53,9 +53,9 @@ absl::Status StaleTopicDir(absl::string_view topic, absl::string_view stamp,
 absl::StatusOr<std::optional<std::string>> ReadTopicIdStamp(
     fs::FileSystem& fs, const std::string& topic_dir) {
   const std::string path = fs::JoinPath(topic_dir, kTopicIdFileName);
-  absl::StatusOr<std::string> json = fs::ReadFileToString(fs, path);
-  if (absl::IsNotFound(json.status())) return std::nullopt;
-  if (!json.ok()) return json.status();
+  KAAS_ASSIGN_OR_RETURN(std::optional<std::string> json,
+                        ReadTopicFile(fs, path));
+  if (!json.has_value()) return std::nullopt;
   engine::TopicIdStamp stamp;
   KAAS_RETURN_IF_ERROR(ParseTopicJsonFile(*json, path, stamp));
   KAAS_RETURN_IF_ERROR(CheckStampId(stamp.topic_id(), path));

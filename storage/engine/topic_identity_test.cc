@@ -133,11 +133,10 @@ TEST_F(TopicIdStampTest, IdGivenTwiceIsInvalidConfig) {
               ConfigError(StampPath() + ": field topicId: set twice"));
 }
 
-TEST_F(TopicIdStampTest, UnreadableFileIsAStorageError) {
-  // A directory in place of the file: opening works, reading fails.
+TEST_F(TopicIdStampTest, ADirectoryInPlaceOfTheStampIsAnInvalidConfig) {
   ASSERT_OK(fs_.CreateDirs(StampPath()));
   EXPECT_THAT(ReadTopicIdStamp(fs_, dir_.path()),
-              HasStorageError(StorageErrorCode::kStorageError));
+              HasStorageError(StorageErrorCode::kInvalidConfig));
 }
 
 // ---- WriteTopicIdStamp -----------------------------------------------------

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "fs/fs_util.h"
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/util/json_util.h"
 #include "re2/re2.h"
@@ -70,6 +71,10 @@ std::string QuoteProtobufValue(absl::string_view value) {
   if (value.size() >= 2 && value.front() == '"' && value.back() == '"') {
     return QuoteForMessage(value.substr(1, value.size() - 2));
   }
+  if (value.size() > kMaxQuotedBytes) {
+    return absl::StrCat(absl::CEscape(value.substr(0, kMaxQuotedBytes)), "...(",
+                        value.size(), " bytes)");
+  }
   return absl::CEscape(value);
 }
 
@@ -123,8 +128,16 @@ absl::Status RewriteParseError(const pb::Descriptor& schema,
   const pb::FieldDescriptor* field =
       key.empty() ? nullptr : FieldForKey(schema, key);
   if (field == nullptr) {
+    // Protobuf's description may quote the file at length.
+    absl::string_view description = protobuf_message;
+    std::string cut;
+    if (description.size() > 4 * kMaxQuotedBytes) {
+      cut = absl::StrCat(
+          absl::CEscape(description.substr(0, 4 * kMaxQuotedBytes)), "...");
+      description = cut;
+    }
     return TopicFileError(file_name,
-                          absl::StrCat("invalid JSON: ", protobuf_message));
+                          absl::StrCat("invalid JSON: ", description));
   }
   if (set_twice) {
     return TopicFileError(
@@ -190,7 +203,30 @@ std::string JsonStringLiteral(absl::string_view value) {
 }
 
 std::string QuoteForMessage(absl::string_view value) {
-  return absl::StrCat("\"", absl::CEscape(value), "\"");
+  if (value.size() <= kMaxQuotedBytes) {
+    return absl::StrCat("\"", absl::CEscape(value), "\"");
+  }
+  return absl::StrCat("\"", absl::CEscape(value.substr(0, kMaxQuotedBytes)),
+                      "\"...(", value.size(), " bytes)");
+}
+
+absl::StatusOr<std::optional<std::string>> ReadTopicFile(
+    fs::FileSystem& fs, const std::string& path) {
+  absl::StatusOr<std::string> content =
+      fs::ReadFileToString(fs, path, kMaxTopicFileBytes);
+  if (absl::IsNotFound(content.status())) return std::nullopt;
+  if (absl::IsPermissionDenied(content.status()) ||
+      absl::IsOutOfRange(content.status())) {
+    // Not a regular file, a link, or far too large: the operator's to fix.
+    return StorageError(StorageErrorCode::kInvalidConfig,
+                        content.status().message());
+  }
+  if (!content.ok()) {
+    return StorageError(
+        StorageErrorCode::kStorageError,
+        absl::StrCat("cannot read ", path, ": ", content.status().message()));
+  }
+  return *std::move(content);
 }
 
 }  // namespace kaas

@@ -17,10 +17,15 @@
 #ifndef KAAS_STORAGE_ENGINE_TOPIC_JSON_H_
 #define KAAS_STORAGE_ENGINE_TOPIC_JSON_H_
 
+#include <cstddef>
+#include <cstdint>
+#include <optional>
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "fs/file_system.h"
 #include "google/protobuf/message.h"
 
 namespace kaas {
@@ -57,7 +62,20 @@ std::string JsonStringLiteral(absl::string_view value);
 
 // `value` in double quotes and C-escaped, for error messages: control
 // characters and other bytes from a hostile file cannot garble a log line.
+// Values longer than kMaxQuotedBytes are cut there and marked with their
+// size ("...(10485760 bytes)"): a file must not flood a log.
+inline constexpr size_t kMaxQuotedBytes = 64;
 std::string QuoteForMessage(absl::string_view value);
+
+// The largest topic file read (an operator's JSON of a few fields).
+inline constexpr uint64_t kMaxTopicFileBytes = 1 << 20;
+
+// The content of the topic file `path`, nullopt if there is none. Errors:
+// kInvalidConfig when it is not a regular file (a link, a FIFO: never
+// followed or waited on) or larger than kMaxTopicFileBytes; kStorageError
+// when it cannot be read.
+absl::StatusOr<std::optional<std::string>> ReadTopicFile(
+    fs::FileSystem& fs, const std::string& path);
 
 }  // namespace kaas
 

@@ -134,10 +134,38 @@ absl::Status WriteMetadataFile(fs::FileSystem& fs, const std::string& path,
                                EncodeMetadataFile(kind, version, message));
 }
 
+uint64_t MaxMetadataFileBytes(MetadataKind kind) {
+  switch (kind) {
+    case MetadataKind::kManifest:
+      return uint64_t{16} << 20;  // an epoch history of a million entries
+    case MetadataKind::kRecoveryCheckpoint:
+      return uint64_t{64} << 10;
+    case MetadataKind::kStateSnapshot:
+      return uint64_t{1} << 30;  // millions of producers
+    case MetadataKind::kProducerFences:
+      return uint64_t{256} << 20;
+  }
+  return uint64_t{64} << 20;
+}
+
+absl::StatusOr<std::string> ReadMetadataBytes(fs::FileSystem& fs,
+                                              const std::string& path,
+                                              MetadataKind kind) {
+  absl::StatusOr<std::string> bytes =
+      fs::ReadFileToString(fs, path, MaxMetadataFileBytes(kind));
+  if (absl::IsOutOfRange(bytes.status())) {
+    // No file this engine writes gets that large: damage, not a metadata
+    // file (and it is never read into memory).
+    return absl::DataLossError(absl::StrCat("not a ", MetadataKindName(kind),
+                                            ": ", bytes.status().message()));
+  }
+  return bytes;
+}
+
 absl::Status ReadMetadataFile(fs::FileSystem& fs, const std::string& path,
                               MetadataKind kind, uint16_t max_version,
                               google::protobuf::MessageLite* message) {
-  KAAS_ASSIGN_OR_RETURN(std::string bytes, fs::ReadFileToString(fs, path));
+  KAAS_ASSIGN_OR_RETURN(std::string bytes, ReadMetadataBytes(fs, path, kind));
   absl::Status status =
       DecodeMetadataFile(bytes, kind, max_version, message, nullptr);
   if (!status.ok()) {

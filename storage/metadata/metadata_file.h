@@ -35,6 +35,7 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "fs/file_system.h"
 #include "google/protobuf/message_lite.h"
@@ -69,6 +70,16 @@ absl::Status DecodeMetadataFile(absl::string_view bytes, MetadataKind kind,
 absl::Status WriteMetadataFile(fs::FileSystem& fs, const std::string& path,
                                MetadataKind kind, uint16_t version,
                                const google::protobuf::MessageLite& message);
+
+// The largest file of `kind` this engine reads (far above what it writes).
+uint64_t MaxMetadataFileBytes(MetadataKind kind);
+
+// The bytes of the metadata file `path` of `kind`: ReadFileToString bounded by
+// MaxMetadataFileBytes(kind); a larger file is kDataLoss (never read into
+// memory). Other errors as ReadFileToString's.
+absl::StatusOr<std::string> ReadMetadataBytes(fs::FileSystem& fs,
+                                              const std::string& path,
+                                              MetadataKind kind);
 
 // Reads and decodes `path`; errors name the path.
 absl::Status ReadMetadataFile(fs::FileSystem& fs, const std::string& path,

@@ -23,7 +23,8 @@ absl::StatusOr<bool> ReadFences(fs::FileSystem& fs, const std::string& dir,
                                 bool set_aside_if_corrupt,
                                 ProducerFences* fences) {
   const std::string path = fs::JoinPath(dir, name);
-  absl::StatusOr<std::string> bytes = fs::ReadFileToString(fs, path);
+  absl::StatusOr<std::string> bytes =
+      ReadMetadataBytes(fs, path, MetadataKind::kProducerFences);
   if (absl::IsNotFound(bytes.status())) return false;
   if (!bytes.ok()) {
     // Unreadable is not corrupt: setting it aside would drop every fence

@@ -310,7 +310,7 @@ TEST_P(LogScannerTest, TornTailOfEveryLengthStopsAtTheLastFullBatch) {
   ASSERT_OK(fs::WriteStringToFile(fs_, path_, log.bytes));
   for (uint64_t kept = last_size - 1; kept >= 1; --kept) {
     SCOPED_TRACE(absl::StrCat("kept ", kept, " bytes of the last batch"));
-    ASSERT_OK(fs_.Truncate(path_, last + kept));
+    ASSERT_OK(fs::TruncateFile(fs_, path_, last + kept));
     ASSERT_OK_AND_ASSIGN(ScanResult result, ScanFile());
     EXPECT_EQ(result.stop, ScanStop::kTornBatch) << result.detail;
     EXPECT_EQ(result.valid_end, last);

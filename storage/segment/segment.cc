@@ -19,6 +19,12 @@ std::atomic<uint64_t> next_cache_key{1};
 // smaller than recovery's, these walks are usually short.
 constexpr size_t kWalkBufferBytes = 256 << 10;
 
+// An index of a log of `log_size` bytes has at most one entry per batch: a
+// larger file is damage, rebuilt from the log without being read.
+uint64_t MaxIndexBytes(uint64_t log_size, size_t entry_size) {
+  return (log_size / batch_layout::kHeaderSize + 2) * entry_size;
+}
+
 }  // namespace
 
 Segment::Segment(const SegmentOptions& options, std::string dir, SegmentId id,
@@ -137,14 +143,17 @@ absl::StatusOr<SegmentRecovery> Segment::Recover(const RecoveryStart& start,
   OffsetIndex::Decoded index{OffsetIndex(id_.base_offset), ""};
   TimeIndex::Decoded time_index{TimeIndex(id_.base_offset), ""};
   if (start.position > 0) {
-    absl::StatusOr<std::string> bytes =
-        fs::ReadFileToString(*fs_, path(SegmentFileKind::kOffsetIndex));
+    absl::StatusOr<std::string> bytes = fs::ReadFileToString(
+        *fs_, path(SegmentFileKind::kOffsetIndex),
+        MaxIndexBytes(recovery.file_size, kOffsetIndexEntrySize));
     if (bytes.ok()) {
       index = OffsetIndex::Decode(id_.base_offset, *bytes, recovery.file_size);
     } else {
       index.problem = std::string(bytes.status().message());
     }
-    bytes = fs::ReadFileToString(*fs_, path(SegmentFileKind::kTimeIndex));
+    bytes = fs::ReadFileToString(
+        *fs_, path(SegmentFileKind::kTimeIndex),
+        MaxIndexBytes(recovery.file_size, kTimeIndexEntrySize));
     if (bytes.ok()) {
       time_index = TimeIndex::Decode(id_.base_offset, *bytes,
                                      std::numeric_limits<int64_t>::max());
@@ -415,9 +424,11 @@ Segment::LoadClosedState() {
   uint64_t log_size = size();
   int64_t next = next_offset();
   absl::StatusOr<std::string> index_bytes =
-      fs::ReadFileToString(*fs_, path(SegmentFileKind::kOffsetIndex));
+      fs::ReadFileToString(*fs_, path(SegmentFileKind::kOffsetIndex),
+                           MaxIndexBytes(log_size, kOffsetIndexEntrySize));
   absl::StatusOr<std::string> time_bytes =
-      fs::ReadFileToString(*fs_, path(SegmentFileKind::kTimeIndex));
+      fs::ReadFileToString(*fs_, path(SegmentFileKind::kTimeIndex),
+                           MaxIndexBytes(log_size, kTimeIndexEntrySize));
   if (!index_bytes.ok() || !time_bytes.ok() || next < 0) {
     return RebuildIndexes(std::move(file));
   }
