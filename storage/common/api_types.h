@@ -23,6 +23,11 @@
 
 namespace kaas {
 
+// Kafka's leader epochs are int32 (partitionLeaderEpoch of a RecordBatch,
+// the LeaderEpoch fields of the protocol): the engine accepts [0, this] at
+// its API and in the files it reads.
+inline constexpr int64_t kMaxLeaderEpoch = 2147483647;
+
 // A topic partition. Topic names follow Kafka's rules (storage/common/
 // topic_partition.h validates them).
 struct TopicPartition {

@@ -192,7 +192,7 @@ TEST_F(DiskEngineTest, AFenceDuringATakeOverReachesThePartition) {
 
 TEST_F(DiskEngineTest, AnEpochOutOfRangeCreatesNothing) {
   auto engine = NewEngine();
-  for (int64_t epoch : {int64_t{-1}, int64_t{1} << 32}) {
+  for (int64_t epoch : {int64_t{-1}, int64_t{1} << 31, int64_t{1} << 32}) {
     EXPECT_THAT(engine->TakeOver(kOrders0, epoch).status(),
                 HasStorageError(StorageErrorCode::kInvalidRequest));
   }

@@ -427,7 +427,11 @@ TEST_P(EngineConformanceTest, TakeOverRejectsAnEpochOutOfRange) {
               HasStorageError(StorageErrorCode::kInvalidRequest));
   EXPECT_THAT(engine().TakeOver(tp, int64_t{1} << 32),
               HasStorageError(StorageErrorCode::kInvalidRequest));
+  // Kafka leader epochs are int32.
+  EXPECT_THAT(engine().TakeOver(tp, int64_t{1} << 31),
+              HasStorageError(StorageErrorCode::kInvalidRequest));
   EXPECT_THAT(engine().LedPartitions(), IsEmpty());
+  EXPECT_THAT(engine().TakeOver(tp, kMaxLeaderEpoch), IsOkAndHolds(0));
 }
 
 TEST_P(EngineConformanceTest, LedPartitionsAreSortedAndOnlyTheLedOnes) {

@@ -15,10 +15,11 @@ absl::Status ValidateTopicPartition(const TopicPartition& tp) {
 }
 
 absl::Status ValidateLeaderEpoch(int64_t leader_epoch) {
-  if (leader_epoch < 0 || leader_epoch > int64_t{UINT32_MAX}) {
+  if (leader_epoch < 0 || leader_epoch > kMaxLeaderEpoch) {
     return StorageError(StorageErrorCode::kInvalidRequest,
                         absl::StrCat("leader epoch ", leader_epoch,
-                                     " is out of range [0, 2^32)"));
+                                     " is out of range [0, 2^31): Kafka "
+                                     "leader epochs are int32"));
   }
   return absl::OkStatus();
 }

@@ -20,8 +20,8 @@ namespace kaas {
 // topic_name.h) or the partition number (>= 0) breaks.
 absl::Status ValidateTopicPartition(const TopicPartition& tp);
 
-// OK for a leader epoch in [0, 2^32) (segment file names hold it as 8 hex
-// digits), else kInvalidRequest naming it.
+// OK for a leader epoch in [0, kMaxLeaderEpoch] (Kafka's int32), else
+// kInvalidRequest naming it.
 absl::Status ValidateLeaderEpoch(int64_t leader_epoch);
 
 }  // namespace kaas

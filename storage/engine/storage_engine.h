@@ -155,8 +155,8 @@ class StorageEngine {
   // not led, an epoch below the durable one is refused (a newer leader
   // exists). A re-drive after a partial failure completes it. Returns the
   // log end offset. Blocking.
-  // `leader_epoch` must be in [0, 2^32) (kInvalidRequest otherwise, checked
-  // before anything is opened or created).
+  // `leader_epoch` must be in [0, 2^31) (Kafka's int32; kInvalidRequest
+  // otherwise, checked before anything is opened or created).
   // Errors: kInvalidRequest, kNotLeader (a higher epoch is durable: another
   // leader took over; or AbandonTopic of the topic was called while this
   // take-over was opening the partition), kMigrating (without waiting for

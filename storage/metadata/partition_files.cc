@@ -7,6 +7,8 @@
 #include "base/status_macros.h"
 #include "fs/fs_util.h"
 #include "google/protobuf/util/message_differencer.h"
+#include "storage/common/api_types.h"
+#include "storage/common/storage_error.h"
 #include "storage/metadata/metadata_file.h"
 
 namespace kaas::metadata {
@@ -16,14 +18,106 @@ std::string PathOf(const std::string& dir, absl::string_view name) {
   return fs::JoinPath(dir, name);
 }
 
+bool IsLeaderEpoch(int64_t epoch) {
+  return epoch >= 0 && epoch <= kMaxLeaderEpoch;
+}
+
+// `status` (kDataLoss) with the file's path in front.
+absl::Status InvalidContent(const std::string& path,
+                            const absl::Status& status) {
+  return absl::DataLossError(
+      absl::StrCat(path, ": ", status.message(),
+                   " (checksums match, but no engine writes this)"));
+}
+
 }  // namespace
+
+absl::StatusOr<std::unique_ptr<fs::FileLock>> LockPartitionDir(
+    fs::FileSystem& fs, const std::string& dir) {
+  const std::string path = PathOf(dir, kLockFileName);
+  absl::StatusOr<std::unique_ptr<fs::FileLock>> lock = fs.LockFile(path);
+  if (absl::IsUnavailable(lock.status())) {
+    return StorageError(
+        StorageErrorCode::kNotLeader,
+        absl::StrCat(dir,
+                     " is led by another engine (its lock file is held: "
+                     "another process, or another engine of this one, owns "
+                     "the partition until it relinquishes it or exits)"));
+  }
+  if (!lock.ok()) {
+    return StorageError(
+        StorageErrorCode::kStorageError,
+        absl::StrCat("cannot lock ", dir, ": ", lock.status().message()));
+  }
+  return lock;
+}
+
+absl::Status ValidateManifest(const PartitionManifest& manifest) {
+  if (!IsLeaderEpoch(manifest.leader_epoch())) {
+    return absl::DataLossError(
+        absl::StrFormat("leader epoch %d is not a Kafka leader epoch",
+                        manifest.leader_epoch()));
+  }
+  if (manifest.log_start_offset() < 0 || manifest.log_end_offset() < 0) {
+    return absl::DataLossError(absl::StrFormat(
+        "negative offsets (log start %d, log end %d)",
+        manifest.log_start_offset(), manifest.log_end_offset()));
+  }
+  const auto& epochs = manifest.epochs();
+  for (int i = 0; i < epochs.size(); ++i) {
+    const EpochStart& entry = epochs[i];
+    if (!IsLeaderEpoch(entry.epoch()) || entry.start_offset() < 0) {
+      return absl::DataLossError(absl::StrFormat(
+          "epoch history entry %d (epoch %d from offset %d) is out of range", i,
+          entry.epoch(), entry.start_offset()));
+    }
+    if (entry.epoch() > manifest.leader_epoch()) {
+      return absl::DataLossError(absl::StrFormat(
+          "epoch history names epoch %d, above the leader epoch %d",
+          entry.epoch(), manifest.leader_epoch()));
+    }
+    if (i > 0 && (entry.epoch() <= epochs[i - 1].epoch() ||
+                  entry.start_offset() < epochs[i - 1].start_offset())) {
+      return absl::DataLossError(absl::StrFormat(
+          "epoch history is not ascending: epoch %d from offset %d follows "
+          "epoch %d from offset %d",
+          entry.epoch(), entry.start_offset(), epochs[i - 1].epoch(),
+          epochs[i - 1].start_offset()));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateCheckpoint(const RecoveryCheckpoint& checkpoint) {
+  if (checkpoint.segment_base_offset() < 0 ||
+      checkpoint.next_offset() < checkpoint.segment_base_offset() ||
+      checkpoint.position() > static_cast<uint64_t>(INT64_MAX)) {
+    return absl::DataLossError(absl::StrFormat(
+        "segment %d, position %d, next offset %d are not a place in a log",
+        checkpoint.segment_base_offset(), checkpoint.position(),
+        checkpoint.next_offset()));
+  }
+  if (!IsLeaderEpoch(checkpoint.segment_epoch())) {
+    return absl::DataLossError(
+        absl::StrFormat("segment epoch %d is not a Kafka leader epoch",
+                        checkpoint.segment_epoch()));
+  }
+  if (checkpoint.max_timestamp() < -1 ||
+      checkpoint.offset_of_max_timestamp() < -1) {
+    return absl::DataLossError("timestamps below -1");
+  }
+  return absl::OkStatus();
+}
 
 absl::StatusOr<PartitionManifest> ReadManifest(fs::FileSystem& fs,
                                                const std::string& dir) {
   PartitionManifest manifest;
-  KAAS_RETURN_IF_ERROR(ReadMetadataFile(fs, PathOf(dir, kManifestFileName),
-                                        MetadataKind::kManifest,
+  const std::string path = PathOf(dir, kManifestFileName);
+  KAAS_RETURN_IF_ERROR(ReadMetadataFile(fs, path, MetadataKind::kManifest,
                                         kManifestVersion, &manifest));
+  if (absl::Status valid = ValidateManifest(manifest); !valid.ok()) {
+    return InvalidContent(path, valid);
+  }
   return manifest;
 }
 
@@ -56,9 +150,13 @@ absl::StatusOr<ManifestWrite> WriteManifestUnlessSuperseded(
 absl::StatusOr<RecoveryCheckpoint> ReadCheckpoint(fs::FileSystem& fs,
                                                   const std::string& dir) {
   RecoveryCheckpoint checkpoint;
-  KAAS_RETURN_IF_ERROR(ReadMetadataFile(fs, PathOf(dir, kCheckpointFileName),
+  const std::string path = PathOf(dir, kCheckpointFileName);
+  KAAS_RETURN_IF_ERROR(ReadMetadataFile(fs, path,
                                         MetadataKind::kRecoveryCheckpoint,
                                         kCheckpointVersion, &checkpoint));
+  if (absl::Status valid = ValidateCheckpoint(checkpoint); !valid.ok()) {
+    return InvalidContent(path, valid);
+  }
   return checkpoint;
 }
 
@@ -96,6 +194,12 @@ absl::StatusOr<PartitionStateSnapshot> ReadStateSnapshot(fs::FileSystem& fs,
     return absl::DataLossError(absl::StrFormat(
         "%s: the snapshot says it covers offset %d, its name says %d",
         PathOf(dir, SnapshotFileName(offset)), snapshot.offset(), offset));
+  }
+  if (!IsLeaderEpoch(snapshot.leader_epoch())) {
+    return InvalidContent(PathOf(dir, SnapshotFileName(offset)),
+                          absl::DataLossError(absl::StrFormat(
+                              "writer's leader epoch %d is not a Kafka epoch",
+                              snapshot.leader_epoch())));
   }
   return snapshot;
 }

@@ -20,6 +20,7 @@
 #define KAAS_STORAGE_METADATA_PARTITION_FILES_H_
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -42,12 +43,33 @@ inline constexpr uint16_t kManifestVersion = 1;
 inline constexpr uint16_t kCheckpointVersion = 1;
 inline constexpr uint16_t kStateSnapshotVersion = 1;
 
+inline constexpr absl::string_view kLockFileName = "leader.lock";
+
+// ---- the leader's lock ----------------------------------------------------
+
+// Takes the exclusive lock of the partition directory `dir` (its
+// "leader.lock" file, created if missing): whoever changes a partition's
+// files holds it, so two engines, in one process or in two, on one machine
+// or (on CephFS or NFSv4, where flock reaches every client) on several,
+// never write one partition at once. Released when the returned object is
+// destroyed (or the process dies). kNotLeader if another holder has it;
+// kStorageError if it cannot be taken (it names the file).
+absl::StatusOr<std::unique_ptr<fs::FileLock>> LockPartitionDir(
+    fs::FileSystem& fs, const std::string& dir);
+
 // ---- manifest -------------------------------------------------------------
 
-// kNotFound when absent; kDataLoss when corrupt; kFailedPrecondition when
-// written by a newer format.
+// kNotFound when absent; kDataLoss when corrupt or when what it says is not
+// a manifest this engine could have written (ValidateManifest);
+// kFailedPrecondition when written by a newer format.
 absl::StatusOr<PartitionManifest> ReadManifest(fs::FileSystem& fs,
                                                const std::string& dir);
+
+// What a checksum cannot tell: the leader epoch and every epoch of the
+// history in [0, 2^31), history epochs strictly ascending with start offsets
+// ascending and none above the leader epoch, offsets non-negative. kDataLoss
+// naming the first rule broken.
+absl::Status ValidateManifest(const PartitionManifest& manifest);
 
 struct ManifestWrite {
   // True if the manifest on disk has a higher leader epoch: nothing was
@@ -67,8 +89,14 @@ absl::StatusOr<ManifestWrite> WriteManifestUnlessSuperseded(
 
 // ---- recovery checkpoint --------------------------------------------------
 
+// As ReadManifest; ValidateCheckpoint's rules make a checkpoint kDataLoss.
 absl::StatusOr<RecoveryCheckpoint> ReadCheckpoint(fs::FileSystem& fs,
                                                   const std::string& dir);
+
+// Offsets non-negative (next offset at or past the segment's base), the
+// segment epoch in [0, 2^31), timestamps >= -1. Whether it agrees with the
+// log is recovery's to check.
+absl::Status ValidateCheckpoint(const RecoveryCheckpoint& checkpoint);
 absl::Status WriteCheckpoint(fs::FileSystem& fs, const std::string& dir,
                              const RecoveryCheckpoint& checkpoint);
 

@@ -1,19 +1,25 @@
 #include "storage/metadata/partition_files.h"
 
 #include <cerrno>
+#include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "fs/fs_util.h"
 #include "fs/posix_file_system.h"
 #include "fs/test_util.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "storage/common/storage_error.h"
+#include "storage/metadata/metadata_file.h"
 #include "testing/fault_injecting_file_system.h"
 #include "testing/status_matchers.h"
 
 namespace kaas::metadata {
 namespace {
 
+using ::kaas::testing::HasStorageError;
 using ::kaas::testing::StatusIs;
 using ::testing::HasSubstr;
 
@@ -87,6 +93,52 @@ TEST_F(PartitionFilesTest, CorruptManifestIsReportedAndReplaced) {
 
 // Only a missing or corrupt manifest may be replaced without the superseded
 // check: one that could not be read may hold a higher epoch.
+// A manifest is trusted for what it says only if it could have been written
+// by the engine: a checksum alone proves nothing about a hand-made file.
+TEST_F(PartitionFilesTest, AManifestSayingImpossibleThingsIsCorrupt) {
+  std::vector<std::pair<std::string, PartitionManifest>> cases;
+  PartitionManifest descending = Manifest(5, 0);
+  for (auto [epoch, start] : {std::pair{3, 0}, std::pair{2, 10}}) {
+    EpochStart* entry = descending.add_epochs();
+    entry->set_epoch(epoch);
+    entry->set_start_offset(start);
+  }
+  cases.emplace_back("not ascending", descending);
+  cases.emplace_back("not a Kafka leader epoch", Manifest(int64_t{1} << 31, 0));
+  cases.emplace_back("negative offsets", Manifest(1, -5));
+  PartitionManifest above = Manifest(1, 0);
+  EpochStart* entry = above.add_epochs();
+  entry->set_epoch(4);
+  cases.emplace_back("above the leader epoch", above);
+  for (const auto& [why, manifest] : cases) {
+    SCOPED_TRACE(why);
+    ASSERT_OK(WriteMetadataFile(fs(), fs::JoinPath(dir(), kManifestFileName),
+                                MetadataKind::kManifest, kManifestVersion,
+                                manifest));
+    EXPECT_THAT(ReadManifest(fs(), dir()).status(),
+                StatusIs(absl::StatusCode::kDataLoss, HasSubstr(why)));
+  }
+}
+
+TEST_F(PartitionFilesTest, ACheckpointOutsideAnyLogIsCorrupt) {
+  RecoveryCheckpoint checkpoint;
+  checkpoint.set_segment_base_offset(10);
+  checkpoint.set_next_offset(5);  // below its segment's base
+  ASSERT_OK(WriteCheckpoint(fs(), dir(), checkpoint));
+  EXPECT_THAT(
+      ReadCheckpoint(fs(), dir()).status(),
+      StatusIs(absl::StatusCode::kDataLoss, HasSubstr("not a place in a log")));
+}
+
+TEST_F(PartitionFilesTest, APartitionDirHasOneLockHolder) {
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<fs::FileLock> lock,
+                       LockPartitionDir(fs(), dir()));
+  EXPECT_THAT(LockPartitionDir(fs(), dir()).status(),
+              HasStorageError(StorageErrorCode::kNotLeader));
+  lock.reset();
+  EXPECT_OK(LockPartitionDir(fs(), dir()).status());
+}
+
 TEST_F(PartitionFilesTest, UnreadableManifestIsNeverOverwritten) {
   ASSERT_OK(
       WriteManifestUnlessSuperseded(fs(), dir(), Manifest(9, 5)).status());

@@ -1,6 +1,9 @@
 #include "storage/metadata/producer_fences.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -15,39 +18,61 @@
 namespace kaas::metadata {
 namespace {
 
-// Reads the fences file `<dir>/<name>` into `fences`. Returns false when
-// there is none, true when `fences` holds its content (empty if it was
-// corrupt and `set_aside_if_corrupt`: then it was renamed aside).
-absl::StatusOr<bool> ReadFences(fs::FileSystem& fs, const std::string& dir,
-                                absl::string_view name,
-                                bool set_aside_if_corrupt,
-                                ProducerFences* fences) {
+// What one copy of the fences holds.
+struct FenceCopy {
+  enum class State { kMissing, kValid, kCorrupt } state = State::kMissing;
+  ProducerFences fences;
+  std::string problem;  // kCorrupt: why
+};
+
+absl::Status ValidateFences(const ProducerFences& fences) {
+  for (const ProducerFences::Fence& fence : fences.fences()) {
+    if (fence.producer_id() < 0 || fence.epoch() < 0 ||
+        fence.epoch() > std::numeric_limits<int16_t>::max()) {
+      return absl::DataLossError(
+          absl::StrCat("fence of producer ", fence.producer_id(), " at epoch ",
+                       fence.epoch(),
+                       " is out of range (checksums match, but no engine "
+                       "writes this)"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Reads the copy `<dir>/<name>`. Errors: an unreadable file (kStorageError:
+// unreadable is not corrupt, and treating it so could drop every fence) and
+// one of a newer format (kFailedPrecondition: never misread, never
+// overwritten).
+absl::StatusOr<FenceCopy> ReadCopy(fs::FileSystem& fs, const std::string& dir,
+                                   absl::string_view name) {
   const std::string path = fs::JoinPath(dir, name);
+  FenceCopy copy;
   absl::StatusOr<std::string> bytes =
       ReadMetadataBytes(fs, path, MetadataKind::kProducerFences);
-  if (absl::IsNotFound(bytes.status())) return false;
-  if (!bytes.ok()) {
-    // Unreadable is not corrupt: setting it aside would drop every fence
-    // because of, say, EIO or EACCES.
+  if (absl::IsNotFound(bytes.status())) return copy;
+  absl::Status decoded = bytes.status();
+  if (!decoded.ok() && !absl::IsDataLoss(decoded)) {
     return StorageError(StorageErrorCode::kStorageError,
                         absl::StrCat("cannot read the producer fences ", path,
-                                     ": ", bytes.status().message()));
+                                     ": ", decoded.message()));
   }
-  absl::Status decoded = DecodeMetadataFile(
-      *bytes, MetadataKind::kProducerFences, kProducerFencesVersion, fences);
-  if (absl::IsDataLoss(decoded)) {
-    LOG(ERROR) << path << ": producer fences corrupt, ignored: " << decoded;
-    fences->Clear();
-    if (set_aside_if_corrupt) {
-      KAAS_RETURN_IF_ERROR(QuarantineMetadataFile(fs, dir, name));
-    }
-    return true;
+  if (decoded.ok()) {
+    decoded = DecodeMetadataFile(*bytes, MetadataKind::kProducerFences,
+                                 kProducerFencesVersion, &copy.fences);
   }
-  if (!decoded.ok()) {  // a newer format: never misread, never overwritten
+  if (decoded.ok()) decoded = ValidateFences(copy.fences);
+  if (decoded.ok()) {
+    copy.state = FenceCopy::State::kValid;
+    return copy;
+  }
+  if (!absl::IsDataLoss(decoded)) {
     return absl::Status(decoded.code(),
                         absl::StrCat(path, ": ", decoded.message()));
   }
-  return true;
+  copy.state = FenceCopy::State::kCorrupt;
+  copy.problem = absl::StrCat(path, ": ", decoded.message());
+  copy.fences.Clear();
+  return copy;
 }
 
 }  // namespace
@@ -56,29 +81,78 @@ absl::StatusOr<std::unique_ptr<ProducerFenceStore>> ProducerFenceStore::Load(
     fs::FileSystem* fs, std::string dir) {
   std::unique_ptr<ProducerFenceStore> store(
       new ProducerFenceStore(fs, std::move(dir)));
-  ProducerFences fences;
-  KAAS_ASSIGN_OR_RETURN(bool found,
-                        ReadFences(*fs, store->dir_, kProducerFencesFileName,
-                                   /*set_aside_if_corrupt=*/true, &fences));
-  if (!found) {
-    absl::StatusOr<fs::FileInfo> legacy =
-        fs->Stat(fs::JoinPath(store->dir_, kLegacyProducerFencesFileName));
-    if (legacy.ok() && !legacy->is_directory) {
-      // Its ".corrupt" name would be a legal topic name: never set aside.
-      KAAS_RETURN_IF_ERROR(ReadFences(*fs, store->dir_,
-                                      kLegacyProducerFencesFileName,
-                                      /*set_aside_if_corrupt=*/false, &fences)
-                               .status());
+  const std::string& at = store->dir_;
+  KAAS_ASSIGN_OR_RETURN(FenceCopy primary,
+                        ReadCopy(*fs, at, kProducerFencesFileName));
+  KAAS_ASSIGN_OR_RETURN(FenceCopy second,
+                        ReadCopy(*fs, at, kProducerFencesCopyFileName));
+  using State = FenceCopy::State;
+  const bool primary_ok = primary.state == State::kValid;
+  const bool second_ok = second.state == State::kValid;
+  if (!primary_ok && !second_ok) {
+    if (primary.state == State::kMissing && second.state == State::kMissing) {
+      // Nothing fenced yet, or a data dir of a build that kept one file under
+      // the old name: read it (never written, never set aside: its
+      // ".corrupt" name would be a legal topic name).
+      absl::StatusOr<fs::FileInfo> legacy =
+          fs->Stat(fs::JoinPath(at, kLegacyProducerFencesFileName));
+      if (legacy.ok() && legacy->is_regular) {
+        KAAS_ASSIGN_OR_RETURN(FenceCopy old,
+                              ReadCopy(*fs, at, kLegacyProducerFencesFileName));
+        if (old.state == State::kCorrupt) {
+          LOG(ERROR) << old.problem << ": legacy producer fences corrupt";
+        }
+        store->Merge(old.fences);
+      }
+      return store;
     }
+    // Every copy that exists is corrupt: starting would forget fences and let
+    // a fenced producer epoch write again.
+    return StorageError(
+        StorageErrorCode::kStorageError,
+        absl::StrCat(
+            "the producer fences are corrupt in every copy (",
+            primary.state == State::kCorrupt ? primary.problem : "",
+            primary.state == State::kCorrupt && second.state == State::kCorrupt
+                ? "; "
+                : "",
+            second.state == State::kCorrupt ? second.problem : "",
+            "): refusing to start, which would let fenced producers write "
+            "again. Restore a copy, or remove both files (",
+            at, "/", kProducerFencesFileName, ", ", at, "/",
+            kProducerFencesCopyFileName,
+            ") to start knowingly without fences"));
+  }
+  store->Merge(primary.fences);
+  store->Merge(second.fences);
+  if (primary_ok && second_ok &&
+      primary.fences.SerializeAsString() == second.fences.SerializeAsString()) {
+    return store;
+  }
+  // One copy is damaged or missing (or a crash fell between the two writes):
+  // both are rewritten from what survives, the damaged one set aside first.
+  for (const FenceCopy* copy : {&primary, &second}) {
+    if (copy->state != State::kCorrupt) continue;
+    LOG(ERROR) << copy->problem << ": set aside, rewritten from the other copy";
+    absl::string_view name = copy == &primary ? kProducerFencesFileName
+                                              : kProducerFencesCopyFileName;
+    KAAS_RETURN_IF_ERROR(QuarantineMetadataFile(*fs, at, name));
   }
   absl::MutexLock lock(&store->mu_);
+  KAAS_RETURN_IF_ERROR(store->WriteLocked());
+  return store;
+}
+
+void ProducerFenceStore::Merge(const ProducerFences& fences) {
+  absl::MutexLock lock(&mu_);
   for (const ProducerFences::Fence& fence : fences.fences()) {
-    auto& entry = store->fences_[fence.producer_id()];
-    if (fence.epoch() >= entry.first) {
-      entry = {fence.epoch(), fence.fenced_at_ms()};
+    auto [it, inserted] = fences_.try_emplace(
+        fence.producer_id(), fence.epoch(), fence.fenced_at_ms());
+    if (!inserted && fence.epoch() >= it->second.first) {
+      it->second = {fence.epoch(),
+                    std::max(it->second.second, fence.fenced_at_ms())};
     }
   }
-  return store;
 }
 
 absl::Status ProducerFenceStore::Fence(int64_t producer_id, int16_t epoch,
@@ -93,6 +167,10 @@ absl::Status ProducerFenceStore::Fence(int64_t producer_id, int16_t epoch,
       ++it;
     }
   }
+  return WriteLocked();
+}
+
+absl::Status ProducerFenceStore::WriteLocked() {
   ProducerFences file;
   std::vector<std::pair<int64_t, std::pair<int32_t, int64_t>>> sorted(
       fences_.begin(), fences_.end());
@@ -103,9 +181,16 @@ absl::Status ProducerFenceStore::Fence(int64_t producer_id, int16_t epoch,
     fence->set_epoch(value.first);
     fence->set_fenced_at_ms(value.second);
   }
-  return WriteMetadataFile(*fs_, fs::JoinPath(dir_, kProducerFencesFileName),
-                           MetadataKind::kProducerFences,
-                           kProducerFencesVersion, file);
+  // One copy after the other, each atomically: whatever damages one (a bad
+  // sector, an operator) leaves the other, and a crash between the two
+  // writes leaves one at least as new as every fence acknowledged before.
+  for (absl::string_view name :
+       {kProducerFencesFileName, kProducerFencesCopyFileName}) {
+    KAAS_RETURN_IF_ERROR(WriteMetadataFile(*fs_, fs::JoinPath(dir_, name),
+                                           MetadataKind::kProducerFences,
+                                           kProducerFencesVersion, file));
+  }
+  return absl::OkStatus();
 }
 
 ProducerFences ProducerFenceStore::Snapshot() const {

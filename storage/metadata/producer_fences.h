@@ -8,6 +8,12 @@
 // Fences older than the producer-id expiration are dropped when the file is
 // rewritten.
 //
+// The file is written twice, as "~producer-fences" and then
+// "~producer-fences.copy", each atomically: a fence lost to a damaged file
+// would let a fenced (zombie) producer write again, so losing a fence must
+// take the loss of both copies, and then the engine refuses to start rather
+// than forget.
+//
 // The name starts with '~', which no Kafka topic name can contain ([a-zA-Z0-9
 // ._-]): the data dir also holds the topic dirs, and a topic named
 // "producer-fences" would otherwise be a directory where this file belongs.
@@ -34,6 +40,8 @@
 namespace kaas::metadata {
 
 inline constexpr absl::string_view kProducerFencesFileName = "~producer-fences";
+inline constexpr absl::string_view kProducerFencesCopyFileName =
+    "~producer-fences.copy";
 // Where builds before the rename kept the file. Read (never written) when
 // kProducerFencesFileName is absent and it is a regular file, so an upgrade
 // keeps the fences; a directory there is a topic's.
@@ -43,18 +51,21 @@ inline constexpr uint16_t kProducerFencesVersion = 1;
 
 class ProducerFenceStore {
  public:
-  // Loads `<dir>/~producer-fences`. A missing file is an empty store; a
-  // corrupt one (kDataLoss) is set aside ("~producer-fences.corrupt"),
-  // logged, and treated as empty (fences are also in the partitions'
-  // snapshots). A file that cannot be read (an I/O or permission error) is
-  // kStorageError naming the path, and one of a newer format is
-  // kFailedPrecondition naming the path: neither is set aside, since
-  // starting without the fences would let fenced producers write again.
+  // Loads the fences of `dir` from both copies (the union, highest epoch per
+  // producer). No copy is an empty store (or the legacy single file's
+  // fences). One copy corrupt (kDataLoss: damaged, or out-of-range values)
+  // or missing: it is set aside as "<name>.corrupt", logged, and both are
+  // rewritten from the other. Every existing copy corrupt: kStorageError,
+  // nothing changed (starting without the fences would let fenced producers
+  // write again). A copy that cannot be read (an I/O or permission error) is
+  // kStorageError naming it, and one of a newer format kFailedPrecondition
+  // naming it: nothing is set aside or rewritten then.
   static absl::StatusOr<std::unique_ptr<ProducerFenceStore>> Load(
       fs::FileSystem* fs, std::string dir);
 
   // Records that `producer_id` is fenced at `epoch` (keeps the highest) and
-  // rewrites the file atomically. Fences recorded more than
+  // rewrites both copies, one after the other; OK only once both are
+  // durable. Fences recorded more than
   // `expiration_ms` before `now_ms` are dropped.
   absl::Status Fence(int64_t producer_id, int16_t epoch, int64_t now_ms,
                      int64_t expiration_ms);
@@ -65,6 +76,11 @@ class ProducerFenceStore {
  private:
   ProducerFenceStore(fs::FileSystem* fs, std::string dir)
       : fs_(fs), dir_(std::move(dir)) {}
+
+  // Adds `fences` (keeping the highest epoch per producer).
+  void Merge(const ProducerFences& fences) ABSL_LOCKS_EXCLUDED(mu_);
+  // Writes both copies.
+  absl::Status WriteLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   fs::FileSystem* const fs_;
   const std::string dir_;

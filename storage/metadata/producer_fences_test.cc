@@ -29,7 +29,9 @@ using ::testing::HasSubstr;
 class ProducerFencesTest : public ::testing::Test {
  protected:
   fs::FileSystem& fs() { return *fs::PosixFileSystem::Default(); }
-  const std::string& dir() { return dir_.path(); }
+  const std::string& dir() {
+    return dir_override_.empty() ? dir_.path() : dir_override_;
+  }
   std::string PathOf(absl::string_view name) {
     return fs::JoinPath(dir(), name);
   }
@@ -48,6 +50,7 @@ class ProducerFencesTest : public ::testing::Test {
   }
 
   fs::ScopedTempDir dir_;
+  std::string dir_override_;
 };
 
 TEST_F(ProducerFencesTest, MissingFileIsAnEmptyStore) {
@@ -74,15 +77,60 @@ TEST_F(ProducerFencesTest, TheFileNameIsNoLegalTopicName) {
   EXPECT_EQ(Loaded(), (std::map<int64_t, int32_t>{{7, 3}}));
 }
 
-TEST_F(ProducerFencesTest, CorruptFileIsSetAsideAndIgnored) {
+// A damaged copy costs no fence: the other one has them all, and both are
+// whole again afterwards.
+TEST_F(ProducerFencesTest, ACorruptCopyIsRebuiltFromTheOther) {
+  for (absl::string_view damaged :
+       {kProducerFencesFileName, kProducerFencesCopyFileName}) {
+    SCOPED_TRACE(damaged);
+    fs::ScopedTempDir scratch;
+    dir_override_ = scratch.path();
+    {
+      ASSERT_OK_AND_ASSIGN(std::unique_ptr<ProducerFenceStore> store,
+                           ProducerFenceStore::Load(&fs(), dir()));
+      ASSERT_OK(store->Fence(7, 3, 1000, 60000));
+    }
+    ASSERT_OK(fs::AtomicReplaceFile(fs(), PathOf(damaged), "\x01garbage"));
+    EXPECT_EQ(Loaded(), (std::map<int64_t, int32_t>{{7, 3}}));
+    EXPECT_THAT(fs().Exists(PathOf(absl::StrCat(damaged, ".corrupt"))),
+                IsOkAndHolds(true));
+    // Rewritten: either copy alone now has the fence.
+    ASSERT_OK(fs().Unlink(PathOf(kProducerFencesCopyFileName)));
+    EXPECT_EQ(Loaded(), (std::map<int64_t, int32_t>{{7, 3}}));
+    dir_override_.clear();
+  }
+}
+
+// Losing every copy must fail safe: no start that would let a fenced
+// producer epoch write again.
+TEST_F(ProducerFencesTest, EveryCopyCorruptRefusesToStartAndChangesNothing) {
   ASSERT_OK(fs::AtomicReplaceFile(fs(), PathOf(kProducerFencesFileName),
                                   "\x01garbage"));
-  EXPECT_TRUE(Loaded().empty());
-  EXPECT_THAT(fs().Exists(PathOf(kProducerFencesFileName)),
-              IsOkAndHolds(false));
-  EXPECT_THAT(
-      fs().Exists(PathOf(absl::StrCat(kProducerFencesFileName, ".corrupt"))),
-      IsOkAndHolds(true));
+  EXPECT_THAT(ProducerFenceStore::Load(&fs(), dir()).status(),
+              HasStorageErrorWithMessage(StorageErrorCode::kStorageError,
+                                         HasSubstr("corrupt in every copy")));
+  ASSERT_OK(fs::AtomicReplaceFile(fs(), PathOf(kProducerFencesCopyFileName),
+                                  "\x02garbage"));
+  EXPECT_THAT(ProducerFenceStore::Load(&fs(), dir()).status(),
+              HasStorageErrorWithMessage(StorageErrorCode::kStorageError,
+                                         HasSubstr("refusing to start")));
+  EXPECT_THAT(fs::ReadFileToString(fs(), PathOf(kProducerFencesFileName)),
+              IsOkAndHolds("\x01garbage"));
+}
+
+// A checksum-valid file whose fences no engine could write is corrupt too.
+TEST_F(ProducerFencesTest, OutOfRangeFencesAreCorrupt) {
+  ProducerFences bad;
+  ProducerFences::Fence* fence = bad.add_fences();
+  fence->set_producer_id(7);
+  fence->set_epoch(70000);  // producer epochs are int16
+  ASSERT_OK(
+      fs::AtomicReplaceFile(fs(), PathOf(kProducerFencesFileName),
+                            EncodeMetadataFile(MetadataKind::kProducerFences,
+                                               kProducerFencesVersion, bad)));
+  EXPECT_THAT(ProducerFenceStore::Load(&fs(), dir()).status(),
+              HasStorageErrorWithMessage(StorageErrorCode::kStorageError,
+                                         HasSubstr("out of range")));
 }
 
 // Only kDataLoss is corruption: an I/O or permission error must fail the

@@ -78,10 +78,11 @@ absl::Status Partition::SyncAllLocked(Completions* done) {
 }
 
 absl::StatusOr<int64_t> Partition::TakeOver(int64_t leader_epoch) {
-  if (leader_epoch < 0 || leader_epoch > UINT32_MAX) {
+  if (leader_epoch < 0 || leader_epoch > kMaxLeaderEpoch) {
     return StorageError(StorageErrorCode::kInvalidRequest,
                         absl::StrCat("leader epoch ", leader_epoch,
-                                     " is out of range [0, 2^32)"));
+                                     " is out of range [0, 2^31): Kafka "
+                                     "leader epochs are int32"));
   }
   absl::MutexLock metadata_lock(&metadata_mu_);
   Completions done;

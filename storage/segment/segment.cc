@@ -37,15 +37,19 @@ Segment::Segment(const SegmentOptions& options, std::string dir, SegmentId id,
       id_(id),
       cache_key_(next_cache_key.fetch_add(1)),
       size_(size),
-      next_offset_(next_offset) {
+      next_offset_(next_offset),
+      read_only_(options.read_only) {
   CHECK(fs_ != nullptr);
   CHECK(cache_ != nullptr);
+  // A read-only segment never writes its index files either.
+  persisting_stopped_ = read_only_;
 }
 
 Segment::~Segment() { cache_->Erase(cache_key_); }
 
 absl::StatusOr<std::shared_ptr<Segment>> Segment::Create(
     const SegmentOptions& options, std::string dir, SegmentId id) {
+  CHECK(!options.read_only) << "a read-only segment creates no file";
   std::shared_ptr<Segment> segment(
       new Segment(options, std::move(dir), id, 0, id.base_offset));
   std::string log_path = segment->path(SegmentFileKind::kLog);
@@ -101,11 +105,24 @@ bool Segment::has_write_handle() const {
 }
 
 absl::Status Segment::OpenForWrite() {
+  if (read_only_) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(path(SegmentFileKind::kLog), " is opened read-only"));
+  }
   KAAS_ASSIGN_OR_RETURN(
       std::unique_ptr<fs::WritableFile> file,
       fs_->OpenForWrite(path(SegmentFileKind::kLog), fs::OpenMode::kMustExist));
   absl::MutexLock lock(&mu_);
   write_file_ = std::move(file);
+  return absl::OkStatus();
+}
+
+absl::Status Segment::OpenForRecovery() {
+  if (!read_only_) return OpenForWrite();
+  KAAS_ASSIGN_OR_RETURN(std::unique_ptr<fs::ReadableFile> file,
+                        fs_->OpenForRead(path(SegmentFileKind::kLog)));
+  absl::MutexLock lock(&mu_);
+  recovery_file_ = std::move(file);
   return absl::OkStatus();
 }
 
@@ -131,8 +148,20 @@ void Segment::IndexBatch(const BatchSummary& batch, uint64_t position) {
 
 absl::StatusOr<SegmentRecovery> Segment::Recover(const RecoveryStart& start,
                                                  BatchVisitor visitor) {
-  KAAS_ASSIGN_OR_RETURN(std::shared_ptr<fs::WritableFile> file,
-                        WriteHandle("recover"));
+  std::shared_ptr<const fs::ReadableFile> file;
+  std::shared_ptr<fs::WritableFile> writable;
+  if (read_only_) {
+    absl::MutexLock lock(&mu_);
+    file = recovery_file_;
+    if (file == nullptr) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("recover ", path(SegmentFileKind::kLog),
+                       ": the segment is not open for recovery"));
+    }
+  } else {
+    KAAS_ASSIGN_OR_RETURN(writable, WriteHandle("recover"));
+    file = writable;
+  }
   SegmentRecovery recovery;
   KAAS_ASSIGN_OR_RETURN(recovery.file_size, file->Size());
 
@@ -224,7 +253,10 @@ absl::StatusOr<SegmentRecovery> Segment::Recover(const RecoveryStart& start,
     recovery.scan.next_offset = foreign->second;
   }
   if (recovery.scan.valid_end < recovery.file_size) {
-    KAAS_RETURN_IF_ERROR(file->Truncate(recovery.scan.valid_end));
+    // Read-only: size() stops at the valid end, the file keeps its bytes.
+    if (writable != nullptr) {
+      KAAS_RETURN_IF_ERROR(writable->Truncate(recovery.scan.valid_end));
+    }
     recovery.truncated_bytes = recovery.file_size - recovery.scan.valid_end;
   }
   size_.store(recovery.scan.valid_end, std::memory_order_release);
@@ -239,8 +271,20 @@ absl::StatusOr<SegmentRecovery> Segment::Recover(const RecoveryStart& start,
   }
   absl::MutexLock lock(&mu_);
   active_state_ = std::make_shared<SegmentReadState>(
-      SegmentReadState{write_file_, index_, time_index_});
+      SegmentReadState{std::move(file), index_, time_index_});
   return recovery;
+}
+
+absl::StatusOr<ScanResult> Segment::FindEnd() {
+  KAAS_ASSIGN_OR_RETURN(std::shared_ptr<const SegmentReadState> state,
+                        ReadState());
+  OffsetIndexEntry from =
+      state->index->Lookup(std::numeric_limits<int64_t>::max());
+  ScanOptions options;
+  options.verify_crc = false;
+  options.buffer_bytes = kWalkBufferBytes;
+  return ScanLog(*state->file, from.position, from.offset, options,
+                 [](const RecordBatchView&, uint64_t) { return true; });
 }
 
 absl::Status Segment::Append(absl::Span<const absl::string_view> parts,
@@ -393,10 +437,12 @@ void Segment::Seal() {
 
 void Segment::ReleaseWriteHandle() {
   std::shared_ptr<fs::WritableFile> file;
+  std::shared_ptr<const fs::ReadableFile> recovery_file;
   std::shared_ptr<const SegmentReadState> state;
   {
     absl::MutexLock lock(&mu_);
     file = std::move(write_file_);
+    recovery_file = std::move(recovery_file_);
     state = std::move(active_state_);
   }
   // The cached read state (if any) keeps the descriptor open for readers

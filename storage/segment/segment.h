@@ -66,6 +66,11 @@ struct SegmentOptions {
   fs::FileSystem* fs = nullptr;          // required
   ReadHandleCache* cache = nullptr;      // required
   uint64_t index_interval_bytes = 4096;  // sparse index density
+  // A read-only segment never changes a file: recovery verifies through a
+  // read handle and only records where the valid log ends (size() stops
+  // there; nothing is truncated), indexes are rebuilt in memory only, and
+  // OpenForWrite and Append are refused (tools inspecting a data dir).
+  bool read_only = false;
 };
 
 // The offsets and timestamp of a batch being appended.
@@ -146,15 +151,27 @@ class Segment {
   // ---- Writer side -------------------------------------------------------
 
   // Opens the write handle of a listed segment (it becomes active).
+  // kFailedPrecondition for a read-only segment.
   absl::Status OpenForWrite();
+
+  // Opens what Recover verifies through: the write handle, or a read handle
+  // for a read-only segment.
+  absl::Status OpenForRecovery();
 
   // Verifies the log from `start` to the end of the file (or the first
   // invalid byte), rebuilding the in-memory indexes for the verified part
   // (entries before start.position come from the index files), truncates the
-  // file to the last valid batch, and sets size() and next_offset().
-  // `visitor` sees every verified batch. REQUIRES: OpenForWrite().
+  // file to the last valid batch (a read-only segment only stops size()
+  // there), and sets size() and next_offset(). `visitor` sees every verified
+  // batch. REQUIRES: OpenForRecovery().
   absl::StatusOr<SegmentRecovery> Recover(const RecoveryStart& start,
                                           BatchVisitor visitor);
+
+  // Where the batches of this closed segment end, without verifying CRCs:
+  // the header walk from its last index entry (from the start if its index
+  // is missing or damaged) to the end of the file. Recovery uses it where
+  // the listing alone cannot tell whether two segments meet.
+  absl::StatusOr<ScanResult> FindEnd();
 
   // Writes the concatenation of `parts` (one batch of `bytes` bytes,
   // described by `batch`) at size(), indexes it and publishes the new size.
@@ -300,9 +317,13 @@ class Segment {
   std::atomic<int64_t> offset_of_max_timestamp_{-1};
   std::atomic<bool> time_info_known_{false};
 
+  const bool read_only_;
+
   // Guards the handle and active-state pointers (not the I/O through them).
   mutable absl::Mutex mu_;
   std::shared_ptr<fs::WritableFile> write_file_ ABSL_GUARDED_BY(mu_);
+  // A read-only segment's handle for recovery (and its active-state reads).
+  std::shared_ptr<const fs::ReadableFile> recovery_file_ ABSL_GUARDED_BY(mu_);
   // Set while the segment is active (it has in-memory indexes).
   std::shared_ptr<const SegmentReadState> active_state_ ABSL_GUARDED_BY(mu_);
   // Set by DropReadState: reads neither open nor cache descriptors any more.

@@ -56,6 +56,9 @@ std::optional<uint32_t> ParseEpoch(absl::string_view field) {
     }
     epoch = epoch << 4 | digit;  // 8 digits never overflow 32 bits
   }
+  // Kafka leader epochs are int32: a larger one is no name this engine
+  // writes.
+  if (epoch > 0x7fffffffu) return std::nullopt;
   return epoch;
 }
 

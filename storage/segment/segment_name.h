@@ -55,7 +55,8 @@ struct ParsedSegmentFile {
 
 // Parses a directory entry name. Returns nullopt for anything that is not
 // exactly a name SegmentFileName writes: wrong field lengths, an epoch that is
-// not 8 lowercase hex digits, a base offset that is not 20 decimal digits or
+// not 8 lowercase hex digits (or above 7fffffff: Kafka epochs are int32), a
+// base offset that is not 20 decimal digits or
 // does not fit in int64 (so never negative), other suffixes (including
 // ".quarantined" and atomic temp files).
 std::optional<ParsedSegmentFile> ParseSegmentFileName(absl::string_view name);

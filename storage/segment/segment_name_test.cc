@@ -35,8 +35,8 @@ TEST(SegmentName, FileNamesShareTheStem) {
 TEST(SegmentName, ParseRoundTripsEveryKind) {
   const SegmentId ids[] = {{0, 0},
                            {123, 5},
-                           {std::numeric_limits<int64_t>::max(), 0xffffffffu},
-                           {1, 0xabcdef12u}};
+                           {std::numeric_limits<int64_t>::max(), 0x7fffffffu},
+                           {1, 0x7bcdef12u}};
   for (const SegmentId& id : ids) {
     for (SegmentFileKind kind :
          {SegmentFileKind::kLog, SegmentFileKind::kOffsetIndex,
@@ -48,6 +48,13 @@ TEST(SegmentName, ParseRoundTripsEveryKind) {
       EXPECT_EQ(parsed->kind, kind) << name;
     }
   }
+}
+
+// Kafka leader epochs are int32: a name above that is not the engine's.
+TEST(SegmentName, ParseRejectsEpochsBeyondInt32) {
+  EXPECT_TRUE(ParseSegmentFileName("7fffffff-00000000000000000007.log"));
+  EXPECT_FALSE(ParseSegmentFileName("80000000-00000000000000000007.log"));
+  EXPECT_FALSE(ParseSegmentFileName("ffffffff-00000000000000000007.log"));
 }
 
 TEST(SegmentName, ParseRejectsUppercaseHex) {
