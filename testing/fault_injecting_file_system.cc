@@ -482,9 +482,7 @@ FaultInjectingFileSystem::LockFile(const std::string& path) {
 
 // --- Power loss -------------------------------------------------------------
 
-void FaultInjectingFileSystem::Crash(const CrashOptions& options) {
-  absl::MutexLock lock(&mu_);
-  // A rebooted machine holds no locks.
+void FaultInjectingFileSystem::ReleaseLocksLocked() {
   for (const std::weak_ptr<HeldLock>& weak : locks_) {
     if (std::shared_ptr<HeldLock> held = weak.lock()) {
       absl::MutexLock held_lock(&held->mu);
@@ -492,6 +490,17 @@ void FaultInjectingFileSystem::Crash(const CrashOptions& options) {
     }
   }
   locks_.clear();
+}
+
+void FaultInjectingFileSystem::BreakLocks() {
+  absl::MutexLock lock(&mu_);
+  ReleaseLocksLocked();
+}
+
+void FaultInjectingFileSystem::Crash(const CrashOptions& options) {
+  absl::MutexLock lock(&mu_);
+  // A rebooted machine holds no locks.
+  ReleaseLocksLocked();
   const absl::Status restored = model_->RestoreDurableState(
       [&](absl::string_view tail) { return TornTail(options, tail); });
   CHECK(restored.ok()) << "FaultInjectingFileSystem::Crash: restoring the "

@@ -217,6 +217,12 @@ class FaultInjectingFileSystem final : public fs::FileSystemWrapper {
   // end (0: all durable). kNotFound if there is no such file.
   absl::StatusOr<uint64_t> UnsyncedBytes(const std::string& path);
 
+  // Releases every lock taken so far without telling its holders, as a
+  // filesystem does that drops a client's locks (an evicted CephFS session,
+  // an expired NFS lease) while the client still runs: another holder can
+  // then take them. Their handles keep working.
+  void BreakLocks();
+
   // --- Injected errors ----------------------------------------------------
 
   // Adds a fault. Faults are independent: each counts the calls it matches,
@@ -308,6 +314,7 @@ class FaultInjectingFileSystem final : public fs::FileSystemWrapper {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   std::string TornTail(const CrashOptions& options, absl::string_view tail)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void ReleaseLocksLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   // Constant after construction: target(), the wrapped filesystem.
   fs::FileSystem* const base_;

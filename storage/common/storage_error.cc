@@ -89,6 +89,13 @@ absl::Status StorageError(StorageErrorCode code, absl::string_view message) {
   return status;
 }
 
+absl::Status EnsureStorageError(const absl::Status& status) {
+  if (status.ok() || status.GetPayload(kPayloadUrl).has_value()) {
+    return status;
+  }
+  return StorageError(StorageErrorCode::kStorageError, status.message());
+}
+
 StorageErrorCode GetStorageErrorCode(const absl::Status& status) {
   if (status.ok()) return StorageErrorCode::kNone;
   absl::optional<absl::Cord> payload = status.GetPayload(kPayloadUrl);

@@ -52,6 +52,7 @@
 #include <cstdint>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 
 namespace kaas {
@@ -104,6 +105,17 @@ StorageErrorCode GetStorageErrorCode(const absl::Status& status);
 inline bool HasStorageErrorCode(const absl::Status& status,
                                 StorageErrorCode code) {
   return GetStorageErrorCode(status) == code;
+}
+
+// `status` as the engine's API returns it: unchanged if OK or carrying a
+// StorageErrorCode, else a kStorageError with its message (an I/O error of
+// the filesystem seam, say). The engines' public methods return through it,
+// so no error escapes untyped.
+absl::Status EnsureStorageError(const absl::Status& status);
+template <typename T>
+absl::StatusOr<T> EnsureStorageError(absl::StatusOr<T> result) {
+  if (result.ok()) return result;
+  return EnsureStorageError(result.status());
 }
 
 // Kafka protocol error code and name (e.g. 6, "NOT_LEADER_OR_FOLLOWER").

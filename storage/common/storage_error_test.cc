@@ -49,5 +49,18 @@ TEST(StorageError, MappingOfTheKafkaTable) {
   EXPECT_FALSE(IsRetriable(StorageErrorCode::kOffsetOutOfRange));
 }
 
+TEST(EnsureStorageError, TypesAnUntypedErrorAndKeepsATypedOne) {
+  absl::Status io = absl::ResourceExhaustedError("write: No space left");
+  absl::Status typed = EnsureStorageError(io);
+  EXPECT_EQ(GetStorageErrorCode(typed), StorageErrorCode::kStorageError);
+  EXPECT_EQ(typed.code(), absl::StatusCode::kInternal);
+  EXPECT_EQ(typed.message(), "write: No space left");
+  absl::Status not_leader = StorageError(StorageErrorCode::kNotLeader, "x");
+  EXPECT_EQ(EnsureStorageError(not_leader), not_leader);
+  EXPECT_TRUE(EnsureStorageError(absl::OkStatus()).ok());
+  absl::StatusOr<int> value = 3;
+  EXPECT_EQ(*EnsureStorageError(value), 3);
+}
+
 }  // namespace
 }  // namespace kaas

@@ -43,11 +43,19 @@ absl::StatusOr<std::unique_ptr<DiskEngine>> DiskEngine::Create(
       placement::LogDirSet::Create(engine->options_.data_dir,
                                    engine->options_.extra_log_dirs));
   engine->log_dirs_.emplace(std::move(dirs));
-  KAAS_RETURN_IF_ERROR(
-      fs::CreateDirsDurably(*engine->fs_, engine->options_.data_dir));
+  if (absl::Status created =
+          fs::CreateDirsDurably(*engine->fs_, engine->options_.data_dir);
+      !created.ok()) {
+    // A data dir that is a file, or under one, is the operator's to fix.
+    return StorageError(
+        absl::IsFailedPrecondition(created) ? StorageErrorCode::kInvalidConfig
+                                            : StorageErrorCode::kStorageError,
+        absl::StrCat("cannot use the data dir ", engine->options_.data_dir,
+                     ": ", created.message()));
+  }
   KAAS_ASSIGN_OR_RETURN(engine->fences_,
-                        metadata::ProducerFenceStore::Load(
-                            engine->fs_, engine->options_.data_dir));
+                        EnsureStorageError(metadata::ProducerFenceStore::Load(
+                            engine->fs_, engine->options_.data_dir)));
 
   // Inventory: list and stat only.
   for (const placement::LogDirInfo& dir : engine->log_dirs_->All()) {
@@ -315,7 +323,7 @@ absl::StatusOr<AppendResult> DiskEngine::AppendAndWait(
 absl::StatusOr<int64_t> DiskEngine::DeleteRecords(const TopicPartition& tp,
                                                   int64_t target_offset) {
   KAAS_ASSIGN_OR_RETURN(std::shared_ptr<Partition> partition, Led(tp));
-  return partition->DeleteRecords(target_offset);
+  return EnsureStorageError(partition->DeleteRecords(target_offset));
 }
 
 absl::StatusOr<ReadResult> DiskEngine::Read(const TopicPartition& tp,
@@ -400,14 +408,15 @@ std::vector<LogDirUsage> DiskEngine::LogDirUsages() {
 
 absl::StatusOr<std::string> DiskEngine::PartitionLogDir(
     const TopicPartition& tp) {
-  KAAS_ASSIGN_OR_RETURN(Resolved where, Resolve(tp));
+  KAAS_ASSIGN_OR_RETURN(Resolved where, EnsureStorageError(Resolve(tp)));
   return where.log_dir->name;
 }
 
 absl::StatusOr<std::optional<TopicConfigOverrides>> DiskEngine::GetTopicConfig(
     absl::string_view topic) {
-  KAAS_ASSIGN_OR_RETURN(Resolved where, Resolve({std::string(topic), 0}));
-  return ReadTopicConfig(*fs_, fs::Dirname(where.dir));
+  KAAS_ASSIGN_OR_RETURN(Resolved where,
+                        EnsureStorageError(Resolve({std::string(topic), 0})));
+  return EnsureStorageError(ReadTopicConfig(*fs_, fs::Dirname(where.dir)));
 }
 
 absl::Status DiskEngine::FenceProducerEpoch(int64_t producer_id,
@@ -421,9 +430,9 @@ absl::Status DiskEngine::FenceProducerEpoch(int64_t producer_id,
   // entirely before or after this (see fences_mu_).
   absl::MutexLock fences_lock(&fences_mu_);
   // Durable first: a partition opened from now on applies it.
-  KAAS_RETURN_IF_ERROR(
+  KAAS_RETURN_IF_ERROR(EnsureStorageError(
       fences_->Fence(producer_id, producer_epoch, clock_->NowMillis(),
-                     options_.default_config.producer_id_expiration_ms));
+                     options_.default_config.producer_id_expiration_ms)));
   std::vector<std::pair<TopicPartition, std::shared_ptr<Partition>>> led;
   {
     absl::ReaderMutexLock lock(&map_mu_);
@@ -487,7 +496,7 @@ absl::StatusOr<LogStartAdvance> DiskEngine::AdvanceLogStartForRetention(
     const TopicPartition& tp, int64_t target, RetentionReason reason) {
   KAAS_ASSIGN_OR_RETURN(std::shared_ptr<Partition> partition, Led(tp));
   KAAS_ASSIGN_OR_RETURN(LogStartAdvance advance,
-                        partition->AdvanceLogStart(target));
+                        EnsureStorageError(partition->AdvanceLogStart(target)));
   if (reason == RetentionReason::kTime) {
     stats_.retention_segments_by_time.fetch_add(advance.segments_deleted);
     stats_.retention_bytes_by_time.fetch_add(advance.bytes_deleted);

@@ -184,7 +184,16 @@ class DiskEngine final : public StorageEngine, public RetentionHost {
 
   // Recovers a partition that is not led (what TakeOver's open does) and
   // closes it again without taking it over; for `kaaslog verify --repair`.
+  // kNotLeader while any engine leads it.
   absl::StatusOr<OpenReport> RecoverPartition(const TopicPartition& tp);
+
+  // Opens the partition read-only (PartitionAccess::kReadOnly): no file is
+  // changed, created or locked, `report` says what recovery would do, and
+  // the partition serves reads of the log as recovery sees it (even while
+  // another engine leads it, or on a read-only or full volume) until the
+  // caller abandons it. For tools (`kaaslog read`). Blocking.
+  absl::StatusOr<std::shared_ptr<Partition>> OpenReadOnly(
+      const TopicPartition& tp, OpenReport* report);
 
   fs::FileSystem& fs() { return *fs_; }
 
@@ -241,15 +250,20 @@ class DiskEngine final : public StorageEngine, public RetentionHost {
       const TopicPartition& tp, const Resolved& where);
   // Steps 2-5 of a move (see disk_engine_lifecycle.cc) of a partition that
   // is fenced and not led.
+  // `source_lock` is the source dir's lock (null when it has no dir),
+  // held until the source is reclaimed.
   absl::Status MoveQuiescedPartition(const TopicPartition& tp,
                                      const std::string& source_dir,
-                                     const placement::LogDirInfo& target);
+                                     const placement::LogDirInfo& target,
+                                     std::unique_ptr<fs::FileLock> source_lock);
   // Finishes a move whose copy `copy_dir` is in place: makes the switch
-  // durable, checks the copy, then reclaims `source_dir`. REQUIRES: the
+  // durable, checks the copy, then reclaims `source_dir` (releasing
+  // `source_lock`, if any, once it is renamed aside). REQUIRES: the
   // partition's lifecycle lock.
-  absl::Status CompleteInterruptedMove(const TopicPartition& tp,
-                                       const std::string& source_dir,
-                                       const std::string& copy_dir);
+  absl::Status CompleteInterruptedMove(
+      const TopicPartition& tp, const std::string& source_dir,
+      const std::string& copy_dir,
+      std::unique_ptr<fs::FileLock> source_lock = nullptr);
   PartitionRuntime runtime();
   void ScheduleProducerExpiry();
 

@@ -52,14 +52,27 @@ std::string HiddenSibling(const std::string& partition_dir,
 // it. Renamed first so that the path is gone at once: a late writer (a sync
 // cycle of an abandoned partition) creates nothing in the tree being
 // removed, and a crash midway leaves a hidden leftover, never a partial
-// partition under its real name.
+// partition under its real name. `lock`, the partition's lock if the caller
+// holds it, is released once the path is gone and before the files are
+// removed (an unlinked file held open would leave an NFS ".nfs" file behind).
 absl::Status RemoveAside(fs::FileSystem& fs, const std::string& dir,
-                         absl::string_view suffix) {
+                         absl::string_view suffix,
+                         std::unique_ptr<fs::FileLock> lock = nullptr) {
   std::string trash = HiddenSibling(dir, suffix);
   KAAS_RETURN_IF_ERROR(fs::RemoveTree(fs, trash));
   KAAS_RETURN_IF_ERROR(fs.Rename(dir, trash));
   KAAS_RETURN_IF_ERROR(fs.SyncDir(fs::Dirname(dir)));
+  lock.reset();
   return fs::RemoveTree(fs, trash);
+}
+
+// The lock of the partition dir `dir`, if it exists (nullptr if it does
+// not): kNotLeader while another engine leads the partition.
+absl::StatusOr<std::unique_ptr<fs::FileLock>> LockIfPresent(
+    fs::FileSystem& fs, const std::string& dir) {
+  KAAS_ASSIGN_OR_RETURN(bool exists, fs.Exists(dir));
+  if (!exists) return nullptr;
+  return metadata::LockPartitionDir(fs, dir);
 }
 
 // Whether the topic file `name` of two topic dirs says the same, compared as
@@ -159,7 +172,7 @@ absl::StatusOr<int64_t> DiskEngine::TakeOver(const TopicPartition& tp,
   KAAS_RETURN_IF_ERROR(CheckNotMigrating(tp));
   std::shared_ptr<absl::Mutex> lifecycle = LifecycleLock(tp);
   absl::MutexLock lifecycle_lock(lifecycle.get());
-  return TakeOverLocked(tp, leader_epoch, abandons);
+  return EnsureStorageError(TakeOverLocked(tp, leader_epoch, abandons));
 }
 
 absl::StatusOr<int64_t> DiskEngine::TakeOverLocked(const TopicPartition& tp,
@@ -233,7 +246,7 @@ absl::Status DiskEngine::Relinquish(const TopicPartition& tp) {
     partition = std::move(it->second);
     led_.erase(it);
   }
-  return partition->Relinquish();
+  return EnsureStorageError(partition->Relinquish());
 }
 
 int DiskEngine::AbandonTopic(absl::string_view topic) {
@@ -290,7 +303,7 @@ absl::Status DiskEngine::CreatePartition(const TopicPartition& tp) {
   // A broken topic config is reported to whoever creates the partition, not
   // left for the first take-over (often on another broker, much later).
   KAAS_RETURN_IF_ERROR(ConfigAt(where).status());
-  return fs::CreateDirsDurably(*fs_, where.dir);
+  return EnsureStorageError(fs::CreateDirsDurably(*fs_, where.dir));
 }
 
 absl::Status DiskEngine::DeletePartition(const TopicPartition& tp) {
@@ -308,10 +321,14 @@ absl::Status DiskEngine::DeletePartition(const TopicPartition& tp) {
     }
   }
   if (partition != nullptr) partition->Abandon();
-  KAAS_ASSIGN_OR_RETURN(Resolved where, ResolveForLifecycle(tp));
-  KAAS_ASSIGN_OR_RETURN(bool exists, fs_->Exists(where.dir));
-  if (!exists) return absl::OkStatus();
-  return RemoveAside(*fs_, where.dir, ".deleted");
+  KAAS_ASSIGN_OR_RETURN(Resolved where,
+                        EnsureStorageError(ResolveForLifecycle(tp)));
+  // Never from under another engine that leads it: its lock first.
+  KAAS_ASSIGN_OR_RETURN(std::unique_ptr<fs::FileLock> lock,
+                        EnsureStorageError(LockIfPresent(*fs_, where.dir)));
+  if (lock == nullptr) return absl::OkStatus();
+  return EnsureStorageError(
+      RemoveAside(*fs_, where.dir, ".deleted", std::move(lock)));
 }
 
 absl::StatusOr<OpenReport> DiskEngine::RecoverPartition(
@@ -327,16 +344,27 @@ absl::StatusOr<OpenReport> DiskEngine::RecoverPartition(
   KAAS_ASSIGN_OR_RETURN(Resolved where, ResolveForLifecycle(tp));
   KAAS_ASSIGN_OR_RETURN(PartitionConfig config, ConfigAt(where));
   OpenReport report;
-  KAAS_ASSIGN_OR_RETURN(std::shared_ptr<Partition> partition,
-                        Partition::Open(runtime(), where.dir, config,
-                                        fences_->Snapshot(), &report));
+  KAAS_ASSIGN_OR_RETURN(
+      std::shared_ptr<Partition> partition,
+      EnsureStorageError(Partition::Open(runtime(), where.dir, config,
+                                         fences_->Snapshot(), &report)));
   partition->Abandon();
   return report;
 }
 
-absl::Status DiskEngine::CompleteInterruptedMove(const TopicPartition& tp,
-                                                 const std::string& source_dir,
-                                                 const std::string& copy_dir) {
+absl::StatusOr<std::shared_ptr<Partition>> DiskEngine::OpenReadOnly(
+    const TopicPartition& tp, OpenReport* report) {
+  KAAS_RETURN_IF_ERROR(ValidateTopicPartition(tp));
+  KAAS_ASSIGN_OR_RETURN(Resolved where, EnsureStorageError(Resolve(tp)));
+  KAAS_ASSIGN_OR_RETURN(PartitionConfig config, ConfigAt(where));
+  return EnsureStorageError(Partition::Open(runtime(), where.dir, config,
+                                            fences_->Snapshot(), report,
+                                            PartitionAccess::kReadOnly));
+}
+
+absl::Status DiskEngine::CompleteInterruptedMove(
+    const TopicPartition& tp, const std::string& source_dir,
+    const std::string& copy_dir, std::unique_ptr<fs::FileLock> source_lock) {
   // The switch (step 4) is durable only once the copy's directory entry is:
   // until then a crash can undo the rename, and the source is the only copy
   // that survives it. A failing disk stops here, keeping the source.
@@ -351,7 +379,7 @@ absl::Status DiskEngine::CompleteInterruptedMove(const TopicPartition& tp,
                      copy_dir, " has no manifest; keeping the source ",
                      source_dir));
   }
-  return RemoveAside(*fs_, source_dir, ".moved");
+  return RemoveAside(*fs_, source_dir, ".moved", std::move(source_lock));
 }
 
 absl::StatusOr<std::string> DiskEngine::MovePartitionToLogDir(
@@ -383,7 +411,19 @@ absl::StatusOr<std::string> DiskEngine::MovePartitionToLogDir(
     status = partition->Relinquish();
     partition.reset();
   }
-  if (status.ok()) status = MoveQuiescedPartition(tp, source.dir, *target);
+  // The source stays locked from here until it is reclaimed: another engine
+  // taking it over meanwhile would write what the copy misses.
+  std::unique_ptr<fs::FileLock> source_lock;
+  if (status.ok()) {
+    absl::StatusOr<std::unique_ptr<fs::FileLock>> locked =
+        LockIfPresent(*fs_, source.dir);
+    status = locked.status();
+    if (locked.ok()) source_lock = *std::move(locked);
+  }
+  if (status.ok()) {
+    status =
+        MoveQuiescedPartition(tp, source.dir, *target, std::move(source_lock));
+  }
   {
     absl::MutexLock lock(&map_mu_);
     migrating_.erase(tp);
@@ -403,13 +443,14 @@ absl::StatusOr<std::string> DiskEngine::MovePartitionToLogDir(
         << tp.ToString()
         << ": taking it over again after the move: " << led_again.status();
   }
-  if (!status.ok()) return status;
+  if (!status.ok()) return EnsureStorageError(status);
   return source_name;
 }
 
 absl::Status DiskEngine::MoveQuiescedPartition(
     const TopicPartition& tp, const std::string& source_dir,
-    const placement::LogDirInfo& target) {
+    const placement::LogDirInfo& target,
+    std::unique_ptr<fs::FileLock> source_lock) {
   const std::string destination =
       fs::JoinPath(target.path, tp.topic, absl::StrCat(tp.partition));
   const std::string staging = HiddenSibling(destination, ".moving");
@@ -438,7 +479,8 @@ absl::Status DiskEngine::MoveQuiescedPartition(
   // The switch: once CompleteInterruptedMove has made it durable, the target
   // is the partition's data.
   KAAS_RETURN_IF_ERROR(fs_->Rename(staging, destination));
-  return CompleteInterruptedMove(tp, source_dir, destination);
+  return CompleteInterruptedMove(tp, source_dir, destination,
+                                 std::move(source_lock));
 }
 
 }  // namespace kaas

@@ -1,5 +1,8 @@
 // DiskEngine at scale: the number of threads does not grow with the number
 // of led partitions, and descriptors are bounded by the read-handle cache.
+#include <sys/resource.h>
+
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -28,7 +31,24 @@ constexpr int kPartitions = 2000;  // the same property, at sanitizer speed
 constexpr int kPartitions = 10000;
 #endif
 
+// Each led partition holds two descriptors (its active segment and its lock
+// file): raise the soft limit as far as the hard one allows, and lead as many
+// partitions as fit (the property holds at any count).
+int PartitionsThatFit() {
+  struct rlimit limit;
+  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0) return 100;
+  if (limit.rlim_cur < limit.rlim_max) {
+    limit.rlim_cur = limit.rlim_max;
+    (void)::setrlimit(RLIMIT_NOFILE, &limit);
+    (void)::getrlimit(RLIMIT_NOFILE, &limit);
+  }
+  const int fit =
+      static_cast<int>(std::min<rlim_t>(limit.rlim_cur, 1 << 20) / 2) - 500;
+  return std::max(100, std::min(kPartitions, fit));
+}
+
 TEST(DiskEngineScale, TenThousandLedPartitionsDoNotMeanTenThousandThreads) {
+  const int partitions = PartitionsThatFit();
   fs::ScopedTempDir scratch(ScratchParent());
   DiskEngine::Options options;
   options.data_dir = scratch.path();
@@ -36,18 +56,22 @@ TEST(DiskEngineScale, TenThousandLedPartitionsDoNotMeanTenThousandThreads) {
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<DiskEngine> engine,
                        DiskEngine::Create(options));
   const int threads_before = CurrentThreadCount();
+  const int fds_before = CurrentOpenFileDescriptors();
   testing::BatchBuilder builder;
   std::string batch = builder.AddRecord(absl::nullopt, "v").Build();
-  for (int p = 0; p < kPartitions; ++p) {
+  for (int p = 0; p < partitions; ++p) {
     TopicPartition tp{"wide", p};
     ASSERT_OK(engine->TakeOver(tp, 1).status());
     ASSERT_OK(engine->AppendAndWait(tp, 1, Acks::kAll, batch).status());
   }
-  EXPECT_EQ(engine->LedPartitions().size(), static_cast<size_t>(kPartitions));
+  EXPECT_EQ(engine->LedPartitions().size(), static_cast<size_t>(partitions));
   EXPECT_EQ(CurrentThreadCount(), threads_before);
-  // One descriptor per led partition (its active segment), nothing more.
+  // Two descriptors per led partition (its active segment and its lock),
+  // nothing more.
+  EXPECT_LE(CurrentOpenFileDescriptors(), fds_before + 2 * partitions);
   ASSERT_OK(engine->Drain());
   EXPECT_EQ(CurrentThreadCount(), threads_before);
+  EXPECT_LE(CurrentOpenFileDescriptors(), fds_before);
 }
 
 TEST(DiskEngineScale, ClosedSegmentHandlesAreBoundedByTheCache) {

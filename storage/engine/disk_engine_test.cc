@@ -21,6 +21,7 @@ using ::kaas::testing::HasStorageErrorWithMessage;
 using ::kaas::testing::IsOkAndHolds;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::IsEmpty;
 
 const TopicPartition kOrders0{"orders", 0};
 
@@ -39,9 +40,9 @@ TEST_F(DiskEngineTest, StartUpListsPartitionsButOpensNoFiles) {
   EXPECT_EQ(CurrentOpenFileDescriptors(), before);
   EXPECT_EQ(engine->PartitionsOnDisk().size(), 5u);
   EXPECT_TRUE(engine->LedPartitions().empty());
-  // Taking one over opens exactly its active segment.
+  // Taking one over opens exactly its active segment and its lock file.
   ASSERT_OK(engine->TakeOver(kOrders0, 1).status());
-  EXPECT_EQ(CurrentOpenFileDescriptors(), before + 1);
+  EXPECT_EQ(CurrentOpenFileDescriptors(), before + 2);
   ASSERT_OK(engine->Relinquish(kOrders0));
   EXPECT_EQ(CurrentOpenFileDescriptors(), before);
 }
@@ -92,13 +93,40 @@ TEST_F(DiskEngineTest, ConcurrentTakeOversConvergeOnTheHighestEpoch) {
   EXPECT_THAT(engine->LedPartitions(), ElementsAre(kOrders0));
 }
 
-// Two engines over the same (shared) directory: the deposed leader's writes
-// never reach the new leader's log, and its relinquish persists nothing.
+// Leadership on a volume is exclusive: while one engine leads a partition,
+// another cannot take it over, at the same epoch or a higher one, so it never
+// acknowledges anything the leader's log does not hold (two engines in one
+// process here; tools/append_read_test.sh does it with two processes).
+TEST_F(DiskEngineTest, ASecondEngineCannotTakeOverAPartitionAnotherLeads) {
+  auto leader = NewEngine();
+  ASSERT_OK(leader->TakeOver(kOrders0, 1).status());
+  ASSERT_OK(leader->AppendAndWait(kOrders0, 1, Acks::kAll, Batch(2)).status());
+  auto other = NewEngine();
+  for (int64_t epoch : {1, 2}) {
+    EXPECT_THAT(other->TakeOver(kOrders0, epoch).status(),
+                HasStorageErrorWithMessage(StorageErrorCode::kNotLeader,
+                                           HasSubstr("led by another")));
+  }
+  EXPECT_THAT(other->LedPartitions(), IsEmpty());
+  // Nor can it delete the partition under the leader.
+  EXPECT_THAT(other->DeletePartition(kOrders0),
+              HasStorageError(StorageErrorCode::kNotLeader));
+  ASSERT_OK(leader->AppendAndWait(kOrders0, 1, Acks::kAll, Batch(3)).status());
+  ASSERT_OK(leader->Relinquish(kOrders0));
+  // Released: the other engine takes over and serves everything acked.
+  EXPECT_THAT(other->TakeOver(kOrders0, 2), IsOkAndHolds(5));
+}
+
+// If the filesystem drops a leader's lock while it runs (an evicted CephFS
+// client, an expired NFS lease), another engine can take over. The epoch in
+// the segment names still keeps the deposed leader's writes out of the new
+// leader's log, and its relinquish persists nothing.
 TEST_F(DiskEngineTest, ADeposedLeaderCannotSpliceIntoTheNewLeadersLog) {
   auto old_leader = NewEngine();
   ASSERT_OK(old_leader->TakeOver(kOrders0, 1).status());
   ASSERT_OK(
       old_leader->AppendAndWait(kOrders0, 1, Acks::kAll, Batch(2)).status());
+  fs().BreakLocks();
   auto new_leader = NewEngine();
   ASSERT_OK_AND_ASSIGN(int64_t log_end, new_leader->TakeOver(kOrders0, 2));
   EXPECT_EQ(log_end, 2);
@@ -240,6 +268,7 @@ TEST_F(DiskEngineTest, InvalidTopicNamesNeverBecomePaths) {
 TEST_F(DiskEngineTest, RelinquishFailsParkedWaitersOfASupersededLeader) {
   auto engine = NewEngine();
   ASSERT_OK(engine->TakeOver(kOrders0, 1).status());
+  fs().BreakLocks();  // see ADeposedLeaderCannotSpliceIntoTheNewLeadersLog
   auto successor = NewEngine();
   ASSERT_OK(successor->TakeOver(kOrders0, 2).status());
   fs().BlockSyncs(testing::PathPattern::Substring("00000001-"));

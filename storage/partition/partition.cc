@@ -11,11 +11,13 @@
 namespace kaas {
 
 Partition::Partition(const PartitionRuntime& runtime, std::string dir,
-                     PartitionConfig config)
+                     PartitionConfig config, PartitionAccess access)
     : runtime_(runtime),
       dir_(std::move(dir)),
+      access_(access),
       segment_options_{runtime.fs, runtime.read_cache,
-                       config.index_interval_bytes},
+                       config.index_interval_bytes,
+                       access == PartitionAccess::kReadOnly},
       published_segments_(std::make_shared<SegmentList>()),
       config_(std::move(config)) {
   CHECK(runtime_.fs != nullptr);

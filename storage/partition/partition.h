@@ -87,6 +87,7 @@
 #include "storage/metadata/state_snapshot.pb.h"
 #include "storage/partition/epoch_history.h"
 #include "storage/partition/partition_config.h"
+#include "storage/partition/partition_recovery.h"
 #include "storage/partition/partition_stats.h"
 #include "storage/segment/read_handle_cache.h"
 #include "storage/segment/segment.h"
@@ -107,29 +108,26 @@ struct PartitionRuntime {
   absl::Duration rearm_interval = absl::Seconds(5);
 };
 
-// What Open() found and did, for logs, stats and tools.
-struct OpenReport {
-  int segments = 0;
-  uint64_t scanned_bytes = 0;
-  uint64_t truncated_bytes = 0;
-  int deleted_segments = 0;              // after a truncation point
-  std::vector<std::string> quarantined;  // file names set aside
-  std::vector<std::string> problems;     // human-readable findings
-  int64_t snapshot_offset = -1;          // state snapshot used (-1: none)
-  int64_t replayed_batches = 0;
-  bool used_checkpoint = false;
-  absl::Duration duration;
-};
-
 class Partition : public std::enable_shared_from_this<Partition> {
  public:
-  // Recovers the partition in `dir` (creating it if needed) and opens its
-  // active segment for writing. `fences` are producer epochs fenced
-  // engine-wide, applied after the state is rebuilt. Runs on the caller's
-  // thread (for the engine: the thread calling TakeOver).
+  // Recovers the partition in `dir` (storage/partition/partition_recovery.h)
+  // and opens it. `fences` are producer epochs fenced engine-wide, applied
+  // after the state is rebuilt. Runs on the caller's thread (for the engine:
+  // the thread calling TakeOver).
+  //
+  // kLeader (the default) first creates `dir` if needed and takes its lock
+  // (metadata::LockPartitionDir), held until Relinquish or Abandon: a
+  // partition another engine leads fails with kNotLeader and nothing is
+  // touched. The active segment is then open for writing.
+  //
+  // kReadOnly changes nothing and takes no lock (tools): `dir` must exist,
+  // recovery decides as a leader's open would (`report` says what) and the
+  // partition serves reads of the log as recovery sees it; TakeOver and
+  // every write fail with kNotLeader.
   static absl::StatusOr<std::shared_ptr<Partition>> Open(
       const PartitionRuntime& runtime, std::string dir, PartitionConfig config,
-      const metadata::ProducerFences& fences, OpenReport* report);
+      const metadata::ProducerFences& fences, OpenReport* report,
+      PartitionAccess access = PartitionAccess::kLeader);
 
   // Abandons (closes descriptors, persists nothing) if still open.
   ~Partition();
@@ -298,11 +296,16 @@ class Partition : public std::enable_shared_from_this<Partition> {
   enum class State { kOpen, kLeading, kClosed };
 
   Partition(const PartitionRuntime& runtime, std::string dir,
-            PartitionConfig config);
+            PartitionConfig config, PartitionAccess access);
 
   // ---- partition_open.cc
+  // Runs PartitionRecovery, adopts what it recovered, and (leader) writes a
+  // fresh checkpoint and snapshot, and the manifest if it was missing or
+  // corrupt.
   absl::Status Recover(const metadata::ProducerFences& fences,
                        OpenReport* report);
+  // Publishes a recovered log as the partition's state.
+  void Adopt(RecoveredLog log);
 
   // ---- partition_append.cc
   // Seals the active segment and starts one stamped with `epoch`, or with
@@ -396,6 +399,9 @@ class Partition : public std::enable_shared_from_this<Partition> {
   // re-check the state under checkpoint_mu_, and the segments stop
   // persisting).
   void AwaitPersistsAfterClose() ABSL_LOCKS_EXCLUDED(checkpoint_mu_, mu_);
+  // Lets go of the partition dir's lock (the last step of closing: every
+  // write of this object is done).
+  void ReleaseLock() ABSL_LOCKS_EXCLUDED(mu_);
 
   // ---- partition_read.cc
   // What a reader works from: the published bounds, then the segment list.
@@ -434,7 +440,12 @@ class Partition : public std::enable_shared_from_this<Partition> {
   // Constant after construction.
   const PartitionRuntime runtime_;
   const std::string dir_;
+  const PartitionAccess access_;
   const segment::SegmentOptions segment_options_;
+
+  // The partition dir's lock (a leader's open holds it until it closes and
+  // has finished every write). Guarded by mu_ for its release.
+  std::unique_ptr<fs::FileLock> lock_ ABSL_GUARDED_BY(mu_);
 
   // ---- Published for lock-free readers.
   std::atomic<int64_t> high_watermark_{0};

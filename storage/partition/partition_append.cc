@@ -22,6 +22,10 @@ absl::Status Partition::CheckWritableLocked(int64_t leader_epoch) const {
     return StorageError(StorageErrorCode::kNotLeader,
                         absl::StrCat(dir_, ": leadership was given up"));
   }
+  if (access_ == PartitionAccess::kReadOnly) {
+    return StorageError(StorageErrorCode::kNotLeader,
+                        absl::StrCat(dir_, " is opened read-only"));
+  }
   if (take_over_epoch_.has_value()) {
     return StorageError(
         StorageErrorCode::kNotLeader,

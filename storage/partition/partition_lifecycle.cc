@@ -38,7 +38,9 @@ metadata::PartitionManifest Partition::ManifestLocked() const {
   metadata::PartitionManifest manifest;
   manifest.set_leader_epoch(leader_epoch_);
   manifest.set_log_start_offset(log_start_offset_);
-  manifest.set_log_end_offset(next_offset_);
+  // What is durable, not what was written: recovery takes it for proof that
+  // every offset below it reached the disk (its durable floor).
+  manifest.set_log_end_offset(durable_end_);
   SetEpochs(epochs_, &manifest);
   return manifest;
 }
@@ -83,6 +85,10 @@ absl::StatusOr<int64_t> Partition::TakeOver(int64_t leader_epoch) {
                         absl::StrCat("leader epoch ", leader_epoch,
                                      " is out of range [0, 2^31): Kafka "
                                      "leader epochs are int32"));
+  }
+  if (access_ == PartitionAccess::kReadOnly) {
+    return StorageError(StorageErrorCode::kNotLeader,
+                        absl::StrCat(dir_, " is opened read-only"));
   }
   absl::MutexLock metadata_lock(&metadata_mu_);
   Completions done;
@@ -253,7 +259,17 @@ absl::Status Partition::Relinquish() {
         metadata::WriteManifestUnlessSuperseded(*runtime_.fs, dir_, manifest);
     if (!written.ok()) result = written.status();
   }
+  ReleaseLock();
   return result;
+}
+
+void Partition::ReleaseLock() {
+  std::unique_ptr<fs::FileLock> lock;
+  {
+    absl::MutexLock mu_lock(&mu_);
+    lock = std::move(lock_);
+  }
+  // Destroyed here: another engine may take the partition over from now on.
 }
 
 void Partition::Abandon() {
@@ -272,6 +288,7 @@ void Partition::Abandon() {
   // Even if already closed: a caller may reuse the directory once this
   // returns.
   AwaitPersistsAfterClose();
+  ReleaseLock();
 }
 
 absl::StatusOr<int64_t> Partition::DeleteRecords(int64_t target) {

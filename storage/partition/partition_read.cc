@@ -125,6 +125,12 @@ absl::StatusOr<ReadResult> Partition::Read(int64_t offset, size_t max_bytes,
           absl::MakeCordFromExternal(view, [holder](absl::string_view) {}));
       result.batches += holder->batches;
       result.next_offset = holder->next_offset;
+      // A segment read to its end continues at the next segment's base,
+      // even when its batches end below it (offsets lost to damage, which
+      // recovery reported: a gap, as compaction leaves).
+      if (holder->reached_end) {
+        result.next_offset = std::max(result.next_offset, end);
+      }
       budget -= std::min(budget, view.size());
       if (!holder->reached_end || budget == 0) break;
     } else {

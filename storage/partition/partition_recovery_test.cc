@@ -1,5 +1,8 @@
 // Recovery: torn tails, flipped bits, garbage, index damage, deposed
 // leaders' segments, checkpoints and corrupt metadata files.
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <string>
 #include <utility>
 #include <vector>
@@ -23,8 +26,12 @@ namespace {
 using ::kaas::testing::FsOp;
 using ::kaas::testing::HasStorageError;
 using ::kaas::testing::HasStorageErrorWithMessage;
+using ::kaas::testing::IsOkAndHolds;
 using ::kaas::testing::PathPattern;
+using ::kaas::testing::StatusIs;
+using ::testing::AllOf;
 using ::testing::Contains;
+using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using ::testing::Not;
@@ -58,6 +65,13 @@ class RecoveryTest : public PartitionTest {
     fs::PosixFileSystem::Default()
         ->Unlink(PathOf(metadata::kCheckpointFileName))
         .IgnoreError();
+  }
+  void RemoveSnapshots() {
+    for (const std::string& name : ListDir()) {
+      if (absl::EndsWith(name, ".snapshot")) {
+        ASSERT_OK(fs::PosixFileSystem::Default()->Unlink(PathOf(name)));
+      }
+    }
   }
   std::string ReadFile(absl::string_view name) {
     return fs::ReadFileToString(*fs::PosixFileSystem::Default(), PathOf(name))
@@ -544,9 +558,11 @@ TEST_F(RecoveryTest, AnInvalidTailWhereTheNextSegmentBeginsKeepsLaterOnes) {
   }
 }
 
-// ... but an invalid batch before the end of a closed segment still ends
-// the log there: the later segments do not continue it.
-TEST_F(RecoveryTest, AnInvalidBatchInsideAClosedSegmentDropsTheLaterOnes) {
+// ... but an invalid batch before the end of a closed segment ends the log
+// there when nothing proves the later segments durable (a crash's torn tail:
+// they never were)...
+TEST_F(RecoveryTest,
+       AnInvalidBatchInAClosedSegmentPastTheDurableEndDropsLater) {
   PartitionConfig config = SmallConfig();
   config.segment_bytes = 2048;
   const std::string batch = Batch(1, 300);
@@ -554,18 +570,314 @@ TEST_F(RecoveryTest, AnInvalidBatchInsideAClosedSegmentDropsTheLaterOnes) {
     auto partition = OpenLeader(1, config);
     for (int i = 0; i < 12; ++i) AppendDurably(*partition, batch);
     ASSERT_GT(partition->Segments().size(), 2u);
-    ASSERT_OK(partition->Relinquish());
+    partition->Abandon();  // a crash: the manifest knows the take-over only
   }
   std::string first = ReadFile(kFirstLog);
   const int64_t batches_in_first = first.size() / batch.size();
   first[first.size() - 1] ^= 0x10;  // the last batch's CRC fails
   WriteFile(kFirstLog, first);
   RemoveCheckpoint();
+  RemoveSnapshots();
   OpenReport report;
   auto partition = Open(config, &report);
+  EXPECT_EQ(report.durable_floor, 0);
   EXPECT_EQ(partition->LogEndOffset(), batches_in_first - 1);
   EXPECT_EQ(partition->Segments().size(), 1u);
   EXPECT_GE(report.deleted_segments, 2);
+}
+
+// ... while damage below the durable end is damage, not a torn tail: the
+// segments after it were acknowledged and stay, and the hole is reported.
+TEST_F(RecoveryTest, AnInvalidBatchBelowTheDurableEndKeepsTheLaterSegments) {
+  PartitionConfig config = SmallConfig();
+  config.segment_bytes = 2048;
+  const std::string batch = Batch(1, 300);
+  {
+    auto partition = OpenLeader(1, config);
+    for (int i = 0; i < 12; ++i) AppendDurably(*partition, batch);
+    ASSERT_GT(partition->Segments().size(), 2u);
+    ASSERT_OK(partition->Relinquish());  // the manifest says 12 are durable
+  }
+  std::string first = ReadFile(kFirstLog);
+  const int64_t batches_in_first = first.size() / batch.size();
+  first[first.size() - 1] ^= 0x10;
+  WriteFile(kFirstLog, first);
+  RemoveCheckpoint();
+  OpenReport report;
+  auto partition = Open(config, &report);
+  EXPECT_EQ(report.durable_floor, 12);
+  EXPECT_EQ(partition->LogEndOffset(), 12);
+  EXPECT_EQ(report.deleted_segments, 0);
+  EXPECT_THAT(
+      report.problems,
+      Contains(HasSubstr(absl::StrCat("offsets ", batches_in_first - 1, "..",
+                                      batches_in_first - 1, " are lost"))));
+  // Everything else is served.
+  EXPECT_EQ(ReadAll(*partition).size(), 11 * batch.size());
+}
+
+// ---- Damage that a listing alone shows (kaaslog's black-box findings) ------
+
+// Twelve 1-record batches in segments of five (bases 0, 5, 10), cleanly
+// relinquished at epoch 1.
+class ListingDamageTest : public RecoveryTest {
+ protected:
+  static PartitionConfig Config() {
+    PartitionConfig config = SmallConfig();
+    config.segment_bytes = 2048;
+    return config;
+  }
+  void SetUp() override {
+    auto partition = OpenLeader(1, Config());
+    for (int i = 0; i < 12; ++i) AppendDurably(*partition, Batch(1, 300));
+    ASSERT_EQ(partition->Segments().size(), 3u);
+    ASSERT_EQ(partition->Segments()[1].base_offset, 5);
+    all_ = ReadAll(*partition);
+    ASSERT_OK(partition->Relinquish());
+  }
+  int64_t end_ = 12;
+  // Opens as leader, checks that every batch is served and that the next
+  // append continues the log, and returns the report.
+  OpenReport OpenAndExpectEverything() {
+    OpenReport report;
+    auto partition = OpenLeader(1, Config(), &report);
+    EXPECT_EQ(partition->LogEndOffset(), end_);
+    EXPECT_EQ(partition->HighWatermark(), end_);
+    const std::string read = ReadAll(*partition);
+    EXPECT_EQ(read.size(), all_.size());
+    EXPECT_TRUE(read == all_) << "other bytes than appended";
+    EXPECT_EQ(AppendDurably(*partition, Batch(1, 300)), end_);
+    ++end_;
+    all_ = ReadAll(*partition);
+    partition->Abandon();
+    return report;
+  }
+  // Writes through the fault-injecting filesystem, which must see a file
+  // that recovery deleted come back.
+  void Put(absl::string_view name, absl::string_view content) {
+    ASSERT_OK(fs::WriteStringToFile(fs(), PathOf(name), content));
+  }
+  std::string all_;
+};
+
+// A stray empty file whose base lies inside a segment (`touch`) shadowed the
+// offsets after it; a repair then deleted intact segments.
+TEST_F(ListingDamageTest, AStrayEmptySegmentInsideARangeShadowsNothing) {
+  for (bool full_scan : {false, true}) {
+    SCOPED_TRACE(full_scan ? "every segment verified" : "from the checkpoint");
+    Put("00000001-00000000000000000002.log", "");
+    if (full_scan) RemoveCheckpoint();
+    OpenReport report = OpenAndExpectEverything();
+    EXPECT_THAT(report.deleted,
+                ElementsAre("00000001-00000000000000000002.log"));
+    EXPECT_THAT(ListDir(), Not(Contains("00000001-00000000000000000002.log")));
+    EXPECT_THAT(report.quarantined, IsEmpty());
+  }
+}
+
+// An empty file with an epoch the history does not know made every later
+// segment look like a deposed leader's (quarantined: offsets reassigned).
+TEST_F(ListingDamageTest, AStrayEmptySegmentOfAnUnknownEpochCostsNothing) {
+  for (const char* stray : {"00000009-00000000000000000003.log",
+                            "00000009-00000000000000000005.log",
+                            "00000009-00000000000000000040.log"}) {
+    SCOPED_TRACE(stray);
+    WriteFile(stray, "");
+    OpenReport report = OpenAndExpectEverything();
+    EXPECT_THAT(report.deleted, Contains(stray));
+    EXPECT_THAT(report.quarantined, IsEmpty());
+    ASSERT_OK_AND_ASSIGN(metadata::PartitionManifest manifest,
+                         metadata::ReadManifest(fs(), dir()));
+    EXPECT_EQ(manifest.leader_epoch(), 1);
+  }
+}
+
+// A non-empty file of an epoch the manifest does not know, followed by the
+// log's segments, is what does not fit: it alone is set aside.
+TEST_F(ListingDamageTest, AMisfitSegmentOfAnUnknownEpochIsSetAsideAlone) {
+  std::string data = Batch(1, 300);
+  WriteBigEndian64(data.data(), 7);
+  WriteFile("00000009-00000000000000000007.log", data);
+  OpenReport report = OpenAndExpectEverything();
+  EXPECT_THAT(report.quarantined,
+              ElementsAre("00000009-00000000000000000007.log"));
+  EXPECT_THAT(ListDir(),
+              Contains("00000009-00000000000000000007.log.quarantined"));
+}
+
+// A closed segment emptied by damage: its offsets are gone, the segments
+// after it are kept, and recovery says so instead of skipping silently.
+TEST_F(ListingDamageTest, AnEmptiedClosedSegmentLeavesAReportedHole) {
+  WriteFile("00000001-00000000000000000005.log", "");
+  OpenReport report;
+  auto partition = OpenLeader(1, Config(), &report);
+  EXPECT_EQ(partition->LogEndOffset(), 12);
+  EXPECT_THAT(report.problems, Contains(HasSubstr("offsets 5..9 are missing")));
+  EXPECT_EQ(ReadAll(*partition).size(), all_.size() * 7 / 12);
+}
+
+// A checkpoint that does not agree with the log it names is ignored (every
+// segment verified), never obeyed: one claiming offset 1000 at the end of the
+// file made the high watermark jump and an append land there; one in the
+// middle of a batch truncated good data.
+TEST_F(ListingDamageTest, ACheckpointThatDisagreesWithTheLogIsIgnored) {
+  const std::string active = "00000001-00000000000000000010.log";
+  for (int lie = 0; lie < 4; ++lie) {
+    const uint64_t size = ReadFile(active).size();
+    metadata::RecoveryCheckpoint checkpoint;
+    checkpoint.set_segment_base_offset(10);
+    checkpoint.set_segment_epoch(1);
+    switch (lie) {
+      case 0:  // the end of the file, claiming offset 1000 there
+        checkpoint.set_position(size);
+        checkpoint.set_next_offset(1000);
+        break;
+      case 1:  // inside the last batch
+        checkpoint.set_position(size - 100);
+        checkpoint.set_next_offset(end_);
+        break;
+      case 2:  // inside the first batch
+        checkpoint.set_position(7);
+        checkpoint.set_next_offset(10);
+        break;
+      case 3:  // the end, one offset short
+        checkpoint.set_position(size);
+        checkpoint.set_next_offset(end_ - 1);
+        break;
+    }
+    SCOPED_TRACE(absl::StrCat("position ", checkpoint.position(),
+                              " next offset ", checkpoint.next_offset()));
+    ASSERT_OK(metadata::WriteCheckpoint(fs(), dir(), checkpoint));
+    OpenReport report = OpenAndExpectEverything();
+    EXPECT_FALSE(report.used_checkpoint);
+    EXPECT_EQ(report.truncated_bytes, 0u);
+    EXPECT_THAT(report.problems,
+                Contains(HasSubstr("does not agree with the log")));
+  }
+}
+
+// A manifest whose checksums match but whose epoch history cannot be (not
+// ascending) is treated as corrupt: set aside, and the log is served whole
+// (it used to quarantine every segment).
+TEST_F(ListingDamageTest, AManifestWithAnImpossibleHistoryIsSetAside) {
+  metadata::PartitionManifest manifest;
+  manifest.set_leader_epoch(5);
+  for (auto [epoch, start] : {std::pair{5, 0}, std::pair{2, 3}}) {
+    metadata::EpochStart* entry = manifest.add_epochs();
+    entry->set_epoch(epoch);
+    entry->set_start_offset(start);
+  }
+  ASSERT_OK(metadata::WriteMetadataFile(
+      fs(), PathOf(metadata::kManifestFileName),
+      metadata::MetadataKind::kManifest, metadata::kManifestVersion, manifest));
+  OpenReport report = OpenAndExpectEverything();
+  EXPECT_THAT(report.quarantined, ElementsAre("manifest"));
+  EXPECT_THAT(report.problems, Contains(HasSubstr("not ascending")));
+}
+
+// The engine never follows a link or opens a FIFO in a partition dir: the
+// open is refused, naming the file, and the target is never touched.
+TEST_F(ListingDamageTest, ALinkOrAFifoInPlaceOfAnEngineFileRefusesTheOpen) {
+  const std::string outside = fs::JoinPath(fs::Dirname(dir()), "outside");
+  WriteFile("../outside", ReadFile("00000001-00000000000000000010.log"));
+  for (const char* name : {"00000001-00000000000000000010.log",
+                           "00000001-00000000000000000005.index", "manifest"}) {
+    SCOPED_TRACE(name);
+    const std::string kept = ReadFile(name);
+    ASSERT_OK(fs::PosixFileSystem::Default()->Unlink(PathOf(name)));
+    ASSERT_EQ(::symlink(outside.c_str(), PathOf(name).c_str()), 0);
+    EXPECT_THAT(TryOpen(Config()).status(),
+                HasStorageErrorWithMessage(
+                    StorageErrorCode::kStorageError,
+                    AllOf(HasSubstr(name), HasSubstr("symbolic link"))));
+    ASSERT_OK(fs::PosixFileSystem::Default()->Unlink(PathOf(name)));
+    ASSERT_EQ(::mkfifo(PathOf(name).c_str(), 0644), 0);
+    EXPECT_THAT(TryOpen(Config()).status(),
+                HasStorageErrorWithMessage(StorageErrorCode::kStorageError,
+                                           HasSubstr("special file")));
+    ASSERT_OK(fs::PosixFileSystem::Default()->Unlink(PathOf(name)));
+    WriteFile(name, kept);
+  }
+  EXPECT_EQ(ReadFile("../outside"),
+            ReadFile("00000001-00000000000000000010.log"));
+  OpenAndExpectEverything();
+}
+
+// Only one open changes a partition at a time: a second leader's open fails
+// while the first holds the partition's lock, and works once it closed.
+TEST_F(ListingDamageTest, OneLeaderAtATime) {
+  auto first = Open(Config());
+  EXPECT_THAT(TryOpen(Config()).status(),
+              HasStorageErrorWithMessage(StorageErrorCode::kNotLeader,
+                                         HasSubstr("led by another")));
+  ASSERT_OK(first->Relinquish());
+  EXPECT_OK(TryOpen(Config()).status());
+}
+
+// ---- Read-only opens --------------------------------------------------------
+
+// A read-only open decides what a leader's open would, changes nothing, and
+// serves reads of the log as recovery sees it.
+TEST_F(ListingDamageTest,
+       AReadOnlyOpenDecidesAsTheLeaderWouldAndChangesNothing) {
+  WriteFile("00000001-00000000000000000002.log", "");
+  WriteFile("manifest.0123456789abcdef.tmp", "x");
+  const std::string active = "00000001-00000000000000000010.log";
+  WriteFile(active, ReadFile(active) + "torn");
+  RemoveCheckpoint();
+  std::vector<std::pair<std::string, std::string>> before;
+  for (const std::string& name : ListDir()) {
+    before.emplace_back(name, ReadFile(name));
+  }
+
+  OpenReport read_only;
+  ASSERT_OK_AND_ASSIGN(
+      std::shared_ptr<Partition> inspected,
+      Partition::Open(runtime(), dir(), Config(), metadata::ProducerFences(),
+                      &read_only, PartitionAccess::kReadOnly));
+  EXPECT_TRUE(read_only.read_only);
+  EXPECT_EQ(inspected->HighWatermark(), 12);
+  EXPECT_EQ(ReadAll(*inspected), all_);
+  EXPECT_THAT(inspected->Append(Batch(), 1, Acks::kAll).status(),
+              HasStorageError(StorageErrorCode::kNotLeader));
+  EXPECT_THAT(inspected->TakeOver(2).status(),
+              HasStorageError(StorageErrorCode::kNotLeader));
+  // Read-only opens take no lock: a leader may open meanwhile.
+  {
+    OpenReport unused;
+    ASSERT_OK_AND_ASSIGN(
+        std::shared_ptr<Partition> other,
+        Partition::Open(runtime(), dir(), Config(), metadata::ProducerFences(),
+                        &unused, PartitionAccess::kReadOnly));
+    other->Abandon();
+  }
+  inspected->Abandon();
+  std::vector<std::pair<std::string, std::string>> after;
+  for (const std::string& name : ListDir()) {
+    after.emplace_back(name, ReadFile(name));
+  }
+  EXPECT_EQ(after, before);
+
+  OpenReport leader;
+  auto partition = Open(Config(), &leader);
+  EXPECT_EQ(leader.deleted, read_only.deleted);
+  EXPECT_EQ(leader.quarantined, read_only.quarantined);
+  ASSERT_EQ(leader.truncations.size(), 1u);
+  ASSERT_EQ(read_only.truncations.size(), 1u);
+  EXPECT_EQ(leader.truncations[0].position, read_only.truncations[0].position);
+  EXPECT_EQ(leader.truncations[0].bytes, 4u);
+  EXPECT_EQ(leader.problems, read_only.problems);
+}
+
+TEST_F(ListingDamageTest, AReadOnlyOpenOfAMissingDirCreatesNothing) {
+  const std::string missing = fs::JoinPath(fs::Dirname(dir()), "7");
+  OpenReport report;
+  EXPECT_THAT(
+      Partition::Open(runtime(), missing, Config(), metadata::ProducerFences(),
+                      &report, PartitionAccess::kReadOnly)
+          .status(),
+      StatusIs(absl::StatusCode::kNotFound, ::testing::_));
+  EXPECT_THAT(fs().Exists(missing), IsOkAndHolds(false));
 }
 
 // D-12 with a full scan: the segments below the durable log start that the

@@ -275,6 +275,36 @@ absl::StatusOr<SegmentRecovery> Segment::Recover(const RecoveryStart& start,
   return recovery;
 }
 
+absl::StatusOr<bool> Segment::IsBatchBoundary(uint64_t position,
+                                              int64_t offset) {
+  if (position == 0) return offset == id_.base_offset;
+  KAAS_ASSIGN_OR_RETURN(std::unique_ptr<fs::ReadableFile> file,
+                        fs_->OpenForRead(path(SegmentFileKind::kLog)));
+  KAAS_ASSIGN_OR_RETURN(uint64_t file_size, file->Size());
+  if (position > file_size) return false;
+  OffsetIndexEntry from{id_.base_offset, 0};
+  absl::StatusOr<std::string> bytes =
+      fs::ReadFileToString(*fs_, path(SegmentFileKind::kOffsetIndex),
+                           MaxIndexBytes(file_size, kOffsetIndexEntrySize));
+  if (bytes.ok()) {
+    OffsetIndex::Decoded index =
+        OffsetIndex::Decode(id_.base_offset, *bytes, file_size);
+    if (index.problem.empty()) {
+      OffsetIndexEntry entry = index.index.Lookup(offset);
+      if (entry.position <= position) from = entry;
+    }
+  }
+  ScanOptions options;
+  options.verify_crc = false;
+  options.buffer_bytes = kWalkBufferBytes;
+  options.end_position = position;
+  KAAS_ASSIGN_OR_RETURN(
+      ScanResult scan,
+      ScanLog(*file, from.position, from.offset, options,
+              [](const RecordBatchView&, uint64_t) { return true; }));
+  return scan.valid_end == position && scan.next_offset == offset;
+}
+
 absl::StatusOr<ScanResult> Segment::FindEnd() {
   KAAS_ASSIGN_OR_RETURN(std::shared_ptr<const SegmentReadState> state,
                         ReadState());

@@ -167,6 +167,14 @@ class Segment {
   absl::StatusOr<SegmentRecovery> Recover(const RecoveryStart& start,
                                           BatchVisitor visitor);
 
+  // Whether a batch with base offset `offset` begins at `position` (or the
+  // batches before `position` end at `offset - 1` and `position` is where
+  // they end): the header walk, without CRCs, from the index entry before
+  // `position` (from the start if the index file is missing or damaged).
+  // Reads through a handle of its own; for a listed segment before recovery
+  // (a recovery checkpoint is trusted only if it passes this).
+  absl::StatusOr<bool> IsBatchBoundary(uint64_t position, int64_t offset);
+
   // Where the batches of this closed segment end, without verifying CRCs:
   // the header walk from its last index entry (from the start if its index
   // is missing or damaged) to the end of the file. Recovery uses it where

@@ -1,0 +1,674 @@
+// File: storage/partition/partition_recovery.cc
+//
+// The phases of partition_recovery.h. Run() reads as their sequence; each
+// phase states what it takes and what it leaves.
+
+#include "storage/partition/partition_recovery.h"
+
+#include <algorithm>
+#include <limits>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "base/status_macros.h"
+#include "fs/fs_util.h"
+#include "glog/logging.h"
+#include "storage/batch/record_batch.h"
+#include "storage/common/storage_error.h"
+#include "storage/metadata/partition_files.h"
+#include "storage/partition/state_replay.h"
+
+namespace kaas {
+namespace {
+
+using segment::ParsedSegmentFile;
+using segment::ParseSegmentFileName;
+using segment::Segment;
+using segment::SegmentFileKind;
+using segment::SegmentId;
+
+std::string LogName(const SegmentId& id) {
+  return segment::SegmentFileName(id, SegmentFileKind::kLog);
+}
+
+// Names of the files the engine keeps in a partition dir: they must be
+// regular files (the engine never follows a link or reads a FIFO there).
+bool IsEngineFileName(absl::string_view name) {
+  return ParseSegmentFileName(name).has_value() ||
+         metadata::ParseSnapshotFileName(name).has_value() ||
+         name == metadata::kManifestFileName ||
+         name == metadata::kCheckpointFileName ||
+         name == metadata::kLockFileName;
+}
+
+EpochHistory EpochsOfManifest(const metadata::PartitionManifest& manifest) {
+  std::vector<EpochHistory::Entry> entries;
+  for (const metadata::EpochStart& start : manifest.epochs()) {
+    entries.push_back({start.epoch(), start.start_offset()});
+  }
+  return EpochHistory(std::move(entries));
+}
+
+absl::Status Refuse(const std::string& dir, absl::string_view why) {
+  return StorageError(StorageErrorCode::kStorageError,
+                      absl::StrCat("refusing to open ", dir, ": ", why));
+}
+
+}  // namespace
+
+PartitionRecovery::PartitionRecovery(fs::FileSystem& fs, std::string dir,
+                                     const segment::SegmentOptions& options,
+                                     PartitionAccess access, OpenReport* report)
+    : fs_(fs),
+      dir_(std::move(dir)),
+      options_(options),
+      access_(access),
+      report_(*report) {
+  CHECK_EQ(options_.read_only, access_ == PartitionAccess::kReadOnly);
+  report_.read_only = !leader();
+}
+
+void PartitionRecovery::Note(std::string problem) {
+  LOG(WARNING) << dir_ << ": " << problem;
+  report_.problems.push_back(std::move(problem));
+}
+
+absl::Status PartitionRecovery::Drop(Segment& segment, const std::string& why) {
+  Note(absl::StrCat("deletes ", LogName(segment.id()), ": ", why));
+  report_.deleted.push_back(LogName(segment.id()));
+  ++report_.deleted_segments;
+  dir_changed_ = true;
+  if (!leader()) return absl::OkStatus();
+  return segment.DeleteFiles();
+}
+
+// ---- Run -------------------------------------------------------------------
+
+absl::StatusOr<RecoveredLog> PartitionRecovery::Run(
+    const metadata::ProducerFences& fences) {
+  RecoveredLog out;
+  KAAS_ASSIGN_OR_RETURN(DirectoryListing listing, ListDirectory());
+  out.brand_new = listing.brand_new;
+  KAAS_ASSIGN_OR_RETURN(out.manifest, LoadManifest());
+  const metadata::PartitionManifest& manifest = out.manifest.manifest;
+  SegmentPlan plan = PlanSegments(listing, out.manifest);
+  KAAS_ASSIGN_OR_RETURN(std::vector<std::shared_ptr<Segment>> segments,
+                        ApplyPlan(plan));
+  KAAS_ASSIGN_OR_RETURN(RecoveryStartPoint start, ChooseStart(segments));
+  report_.used_checkpoint = start.from_checkpoint;
+  const int64_t floor = DurableFloor(out.manifest, start, listing);
+  report_.durable_floor = floor;
+
+  // ---- 6. State: the newest usable snapshot at or before the start.
+  StateReplay replay;
+  int64_t replay_from = segments.empty() ? 0 : segments[0]->base_offset();
+  for (int64_t offset : listing.snapshot_offsets) {
+    if (offset > start.start.expected_offset) continue;
+    absl::StatusOr<metadata::PartitionStateSnapshot> snapshot =
+        metadata::ReadStateSnapshot(fs_, dir_, offset);
+    absl::Status status = snapshot.status();
+    int64_t log_epoch = offset > 0 ? plan.epochs.EpochAt(offset - 1) : 0;
+    if (status.ok() && snapshot->leader_epoch() < log_epoch) {
+      status = absl::DataLossError(absl::StrFormat(
+          "written by a deposed leader (epoch %d; the log before offset %d "
+          "was written at epoch %d)",
+          snapshot->leader_epoch(), offset, log_epoch));
+    }
+    if (status.ok()) status = replay.Load(*snapshot);
+    if (status.ok()) {
+      replay_from = offset;
+      report_.snapshot_offset = offset;
+      break;
+    }
+    Note(absl::StrCat(
+        "state snapshot ", metadata::SnapshotFileName(offset),
+        " unusable (replaying more of the log): ", status.message()));
+  }
+  // The trusted part between the snapshot and the verification start.
+  for (size_t i = 0; i <= start.segment_index && i < segments.size(); ++i) {
+    const bool at_start = i == start.segment_index;
+    if (at_start && start.start.position == 0) break;
+    int64_t end =
+        at_start ? start.start.expected_offset : segments[i + 1]->base_offset();
+    if (end <= replay_from) continue;
+    KAAS_ASSIGN_OR_RETURN(
+        segment::ScanResult walk,
+        segments[i]->WalkFrom(replay_from,
+                              [&](const RecordBatchView& batch, uint64_t) {
+                                if (batch.base_offset() >= end) return false;
+                                if (batch.base_offset() >= replay_from) {
+                                  replay.Apply(batch);
+                                }
+                                return true;
+                              }));
+    report_.replayed_batches += walk.batches;
+  }
+
+  // ---- 7. Verify from the start to the end of the log.
+  std::vector<std::shared_ptr<Segment>> touched;
+  for (size_t i = start.segment_index; i < segments.size(); ++i) {
+    std::shared_ptr<Segment>& segment = segments[i];
+    KAAS_RETURN_IF_ERROR(segment->OpenForRecovery());
+    segment::RecoveryStart from = start.start;
+    if (i != start.segment_index) {
+      from = segment::RecoveryStart{};
+      from.expected_offset = segment->base_offset();
+    }
+    const bool last = i + 1 == segments.size();
+    if (!last) from.end_offset = segments[i + 1]->base_offset();
+    KAAS_ASSIGN_OR_RETURN(
+        segment::SegmentRecovery recovery,
+        segment->Recover(from, [&](const RecordBatchView& batch, uint64_t) {
+          if (batch.base_offset() >= replay_from) {
+            replay.Apply(batch);
+            ++report_.replayed_batches;
+          }
+          return true;
+        }));
+    touched.push_back(segment);
+    report_.scanned_bytes += recovery.scan.scanned_bytes;
+    report_.truncated_bytes += recovery.truncated_bytes;
+    if (!recovery.index_problem.empty()) {
+      Note(absl::StrCat(segment::SegmentFileName(segment->id(),
+                                                 SegmentFileKind::kOffsetIndex),
+                        ": rebuilds it (", recovery.index_problem, ")"));
+    }
+    // (Recover stops with kEndOfFile only when it consumed the whole file,
+    // so a truncation always comes with another stop reason.)
+    const bool ended_early =
+        recovery.scan.stop != segment::ScanStop::kEndOfFile;
+    if (ended_early) {
+      report_.truncations.push_back({LogName(segment->id()),
+                                     recovery.scan.valid_end,
+                                     recovery.truncated_bytes});
+      if (leader()) dir_changed_ = true;
+      Note(absl::StrFormat("%s: truncates %d bytes at position %d: %s",
+                           LogName(segment->id()), recovery.truncated_bytes,
+                           recovery.scan.valid_end, recovery.scan.detail));
+    }
+    const bool invalid_tail =
+        ended_early &&
+        recovery.scan.stop != segment::ScanStop::kStoppedByVisitor;
+    const bool reaches_next =
+        !last && recovery.scan.next_offset == from.end_offset;
+    const bool hole = !last && !reaches_next &&
+                      recovery.scan.stop == segment::ScanStop::kEndOfFile;
+    if (invalid_tail && reaches_next) {
+      // The log is contiguous without the tail (e.g. a failed append's
+      // bytes that a roll left behind): the later segments are intact.
+      Note(
+          absl::StrFormat("%s: the invalid tail ends a segment whose valid "
+                          "part reaches the next segment's base offset %d: "
+                          "the later segments are kept",
+                          LogName(segment->id()), from.end_offset));
+    } else if (!last && (invalid_tail || hole)) {
+      const int64_t lost_from = recovery.scan.next_offset;
+      if (lost_from < floor) {
+        // Data past this point was durable: damage, not a crash's torn
+        // tail. The later segments are kept (they verify on their own); the
+        // offsets in between are gone.
+        Note(absl::StrFormat(
+            "offsets %d..%d are lost (%s ends there, the next segment starts "
+            "at %d); data up to offset %d was durable, so this is damage, "
+            "not a torn tail: the later segments are kept",
+            lost_from, from.end_offset - 1, LogName(segment->id()),
+            from.end_offset, floor));
+      } else {
+        // A crash's tail: everything after the first invalid byte (or the
+        // hole) was never durable.
+        for (size_t j = i + 1; j < segments.size(); ++j) {
+          KAAS_RETURN_IF_ERROR(
+              Drop(*segments[j],
+                   absl::StrFormat("it follows the end of the valid log "
+                                   "(offset %d), which was never durable "
+                                   "past there",
+                                   lost_from)));
+        }
+        segments.resize(i + 1);
+        break;
+      }
+    }
+    if (!last) segment->Seal();
+  }
+  report_.segments = static_cast<int>(segments.size());
+
+  // ---- 8. The active segment, offsets, state, epochs.
+  out.leader_epoch = std::max<int64_t>(manifest.leader_epoch(), plan.max_epoch);
+  if (segments.empty()) {
+    // Offsets are never reused: start at the highest offset the metadata
+    // remembers.
+    int64_t base =
+        std::max({manifest.log_end_offset(), manifest.log_start_offset(),
+                  replay_from, int64_t{0}});
+    out.next_offset = base;
+    if (leader()) {
+      KAAS_ASSIGN_OR_RETURN(
+          std::shared_ptr<Segment> created,
+          Segment::Create(
+              options_, dir_,
+              SegmentId{base, static_cast<uint32_t>(out.leader_epoch)}));
+      segments.push_back(created);
+      touched.push_back(created);
+      dir_changed_ = true;
+    }
+    if (replay_from < base) replay_from = base;
+  } else {
+    out.next_offset = segments.back()->next_offset();
+  }
+  // Closed segments entirely below the durable log start are what a crash
+  // left between persisting the log start and unlinking them.
+  while (segments.size() > 1 &&
+         segments[1]->base_offset() <= manifest.log_start_offset()) {
+    KAAS_RETURN_IF_ERROR(
+        Drop(*segments[0], absl::StrCat("it lies below the log start offset ",
+                                        manifest.log_start_offset())));
+    touched.erase(std::remove(touched.begin(), touched.end(), segments[0]),
+                  touched.end());
+    segments.erase(segments.begin());
+  }
+  const int64_t first_offset =
+      segments.empty() ? out.next_offset : segments.front()->base_offset();
+  out.log_start_offset = std::clamp<int64_t>(manifest.log_start_offset(),
+                                             first_offset, out.next_offset);
+  if (out.manifest.valid && manifest.log_start_offset() > out.next_offset) {
+    Note(
+        absl::StrFormat("manifest log start %d is past the recovered log "
+                        "end %d: clamped",
+                        manifest.log_start_offset(), out.next_offset));
+  }
+  replay.ApplyFences(fences);
+  replay.EvictBelow(out.log_start_offset);
+  out.producers = replay.TakeProducers();
+  out.txns = replay.TakeTransactions();
+  out.epochs = std::move(plan.epochs);
+
+  // Durable before anyone reads or appends (leader).
+  if (leader()) {
+    for (const auto& segment : touched) {
+      KAAS_RETURN_IF_ERROR(segment->DataSync());
+      KAAS_RETURN_IF_ERROR(segment->PersistIndexes());
+    }
+    if (dir_changed_ || !touched.empty()) {
+      KAAS_RETURN_IF_ERROR(fs_.SyncDir(dir_));
+    }
+  }
+  // Closed segments are read through the read-handle cache from now on.
+  for (const auto& segment : touched) {
+    if (segment != segments.back()) segment->ReleaseWriteHandle();
+  }
+  out.segments = std::move(segments);
+  return out;
+}
+
+// ---- 1. ListDirectory ------------------------------------------------------
+
+absl::StatusOr<DirectoryListing> PartitionRecovery::ListDirectory() {
+  // The partition dir and its topic dir are the engine's own: never a link
+  // out of the log dir (a log dir itself, configured by the operator, may
+  // be one).
+  for (const std::string& path : {fs::Dirname(dir_), dir_}) {
+    absl::StatusOr<fs::FileInfo> info = fs_.Stat(path);
+    if (info.ok() && (info->is_symlink || !info->is_directory)) {
+      return Refuse(dir_, absl::StrCat(path,
+                                       info->is_symlink ? " is a symbolic link"
+                                                        : " is not a directory",
+                                       " (the engine writes only into "
+                                       "directories of its own)"));
+    }
+  }
+  KAAS_ASSIGN_OR_RETURN(std::vector<fs::DirEntry> entries,
+                        fs_.ListDirEntries(dir_));
+  DirectoryListing listing;
+  listing.brand_new = true;
+  for (const fs::DirEntry& entry : entries) {
+    const std::string& name = entry.name;
+    if (name != metadata::kLockFileName) listing.brand_new = false;
+    if (entry.type != fs::FileType::kRegular && IsEngineFileName(name)) {
+      return Refuse(
+          dir_, absl::StrCat(name, " is a ", fs::FileTypeName(entry.type),
+                             ", not a regular file: the engine never follows a "
+                             "link or opens anything else in place of its own "
+                             "files (replace it with the file itself)"));
+    }
+    if (fs::IsAtomicTempFileName(name)) {
+      listing.temp_files.push_back(name);
+      continue;
+    }
+    if (std::optional<ParsedSegmentFile> parsed = ParseSegmentFileName(name)) {
+      if (parsed->kind != SegmentFileKind::kLog) continue;
+      KAAS_ASSIGN_OR_RETURN(fs::FileInfo info,
+                            fs_.Stat(fs::JoinPath(dir_, name)));
+      listing.logs.push_back({parsed->id, info.size});
+      continue;
+    }
+    if (std::optional<int64_t> offset = metadata::ParseSnapshotFileName(name)) {
+      listing.snapshot_offsets.push_back(*offset);
+    }
+  }
+  std::sort(listing.logs.begin(), listing.logs.end(),
+            [](const ListedSegment& a, const ListedSegment& b) {
+              if (a.id.base_offset != b.id.base_offset) {
+                return a.id.base_offset < b.id.base_offset;
+              }
+              return a.id.epoch > b.id.epoch;
+            });
+  std::sort(listing.snapshot_offsets.rbegin(), listing.snapshot_offsets.rend());
+  // A metadata write cut short by a crash: never read.
+  if (leader()) {
+    for (const std::string& name : listing.temp_files) {
+      if (fs_.Unlink(fs::JoinPath(dir_, name)).ok()) dir_changed_ = true;
+    }
+  }
+  return listing;
+}
+
+// ---- 2. LoadManifest -------------------------------------------------------
+
+absl::StatusOr<ManifestState> PartitionRecovery::LoadManifest() {
+  ManifestState state;
+  absl::StatusOr<metadata::PartitionManifest> read =
+      metadata::ReadManifest(fs_, dir_);
+  if (read.ok()) {
+    state.manifest = *std::move(read);
+    state.valid = true;
+    return state;
+  }
+  if (absl::IsNotFound(read.status())) return state;
+  if (absl::IsFailedPrecondition(read.status())) {
+    return StorageError(
+        StorageErrorCode::kStorageError,
+        absl::StrCat("cannot open ", dir_, ": ", read.status().message(),
+                     "; refusing to open it with an older kaas-storage"));
+  }
+  if (!absl::IsDataLoss(read.status())) {
+    // Unreadable (an I/O error, too many open files, ...): the next attempt
+    // may read it; setting it aside would lose the log start offset and the
+    // epoch history.
+    return StorageError(
+        StorageErrorCode::kStorageError,
+        absl::StrCat("cannot open ", dir_, ": reading ",
+                     fs::JoinPath(dir_, metadata::kManifestFileName),
+                     " failed: ", read.status().message()));
+  }
+  state.corrupt = true;
+  Note(
+      absl::StrCat("sets the corrupt manifest aside as manifest.corrupt and "
+                   "recovers from the log: ",
+                   read.status().message()));
+  report_.quarantined.push_back(std::string(metadata::kManifestFileName));
+  if (leader()) {
+    absl::Status status = metadata::QuarantineMetadataFile(
+        fs_, dir_, metadata::kManifestFileName);
+    if (!status.ok()) Note(std::string(status.message()));
+    dir_changed_ = true;
+  }
+  return state;
+}
+
+// ---- 3. PlanSegments -------------------------------------------------------
+
+SegmentPlan PartitionRecovery::PlanSegments(const DirectoryListing& listing,
+                                            const ManifestState& manifest) {
+  SegmentPlan plan;
+  const std::vector<ListedSegment>& logs = listing.logs;
+  auto remove = [&](const ListedSegment& segment, bool quarantine,
+                    std::string reason) {
+    plan.removals.push_back({segment, quarantine, std::move(reason)});
+  };
+  const int64_t last_base = logs.empty() ? 0 : logs.back().id.base_offset;
+  const int64_t known_epoch = manifest.valid
+                                  ? manifest.manifest.leader_epoch()
+                                  : std::numeric_limits<int64_t>::max();
+  plan.epochs = EpochsOfManifest(manifest.manifest);
+
+  // Files the engine never leaves behind, set apart before the epoch rules
+  // look at the rest (a stray's epoch must not make the log's segments look
+  // like a deposed leader's).
+  std::vector<ListedSegment> candidates;
+  for (size_t i = 0; i < logs.size(); ++i) {
+    const ListedSegment& file = logs[i];
+    if (file.size == 0 && file.id.base_offset < last_base) {
+      remove(file, false,
+             "an empty segment before the last one, which no roll leaves "
+             "behind");
+      // Between two kept segments: maybe a real segment emptied by damage.
+      if (file.id.base_offset > logs.front().id.base_offset) {
+        plan.removed_between.push_back(file.id.base_offset);
+      }
+      continue;
+    }
+    const bool followed = std::any_of(
+        logs.begin() + i + 1, logs.end(), [&](const ListedSegment& later) {
+          return later.id.base_offset > file.id.base_offset &&
+                 (later.size > 0 || later.id.base_offset == last_base);
+        });
+    if (manifest.valid && file.id.epoch > known_epoch && followed) {
+      remove(file, true,
+             absl::StrFormat("its epoch %d is above the manifest's leader "
+                             "epoch %d, yet later segments follow it (a "
+                             "take-over's segment is the last one until its "
+                             "epoch is persisted): not the log's",
+                             file.id.epoch, known_epoch));
+      continue;
+    }
+    candidates.push_back(file);
+  }
+
+  for (const ListedSegment& file : candidates) {
+    const SegmentId& id = file.id;
+    const bool same_base =
+        !plan.log.empty() && plan.log.back().id.base_offset == id.base_offset;
+    if (same_base && file.size == 0) {
+      remove(file, false,
+             absl::StrFormat("an empty segment superseded by a take-over at "
+                             "the same base (epoch %d)",
+                             plan.log.back().id.epoch));
+      continue;
+    }
+    if (same_base && plan.log.back().size == 0 &&
+        plan.log.back().id.epoch > known_epoch) {
+      // The higher-epoch file is empty and its epoch unknown to the
+      // manifest, while this one holds data: the empty one is the stray.
+      remove(
+          plan.log.back(), false,
+          absl::StrFormat("an empty segment whose epoch %d the manifest "
+                          "does not know, where segment %s holds data",
+                          plan.log.back().id.epoch, segment::SegmentStem(id)));
+      plan.log.pop_back();
+      plan.max_epoch = 0;
+      for (const ListedSegment& kept : plan.log) {
+        plan.max_epoch = std::max<int64_t>(plan.max_epoch, kept.id.epoch);
+      }
+    }
+    const int64_t log_epoch =
+        std::max<int64_t>(plan.max_epoch, plan.epochs.EpochAt(id.base_offset));
+    if ((!plan.log.empty() &&
+         plan.log.back().id.base_offset == id.base_offset) ||
+        static_cast<int64_t>(id.epoch) < log_epoch) {
+      remove(file, true,
+             absl::StrFormat("written by a deposed leader (epoch %d, the log "
+                             "is at epoch %d there): never served",
+                             id.epoch, log_epoch));
+      continue;
+    }
+    plan.max_epoch = std::max<int64_t>(plan.max_epoch, id.epoch);
+    plan.log.push_back(file);
+  }
+  plan.epochs_from_manifest = !plan.epochs.empty();
+  if (plan.epochs.empty()) {
+    // No history (new partition, or the manifest was lost): the segment
+    // names tell each epoch's first offset.
+    for (const ListedSegment& segment : plan.log) {
+      plan.epochs.Begin(segment.id.epoch, segment.id.base_offset);
+    }
+  }
+  return plan;
+}
+
+// ---- 4. ApplyPlan ----------------------------------------------------------
+
+absl::StatusOr<std::vector<std::shared_ptr<Segment>>>
+PartitionRecovery::ApplyPlan(SegmentPlan& plan) {
+  for (const SegmentPlan::Removal& removal : plan.removals) {
+    std::shared_ptr<Segment> segment = Segment::Listed(
+        options_, dir_, removal.segment.id, removal.segment.size);
+    if (!removal.quarantine) {
+      KAAS_RETURN_IF_ERROR(Drop(*segment, removal.reason));
+      continue;
+    }
+    Note(absl::StrFormat("quarantines segment %s (%d bytes): %s",
+                         segment::SegmentStem(removal.segment.id),
+                         removal.segment.size, removal.reason));
+    report_.quarantined.push_back(LogName(removal.segment.id));
+    dir_changed_ = true;
+    if (leader()) KAAS_RETURN_IF_ERROR(segment->Quarantine());
+  }
+  std::vector<std::shared_ptr<Segment>> segments;
+  for (const ListedSegment& listed : plan.log) {
+    segments.push_back(Segment::Listed(options_, dir_, listed.id, listed.size));
+  }
+  for (size_t i = 0; i + 1 < segments.size(); ++i) {
+    segments[i]->SetNextOffset(segments[i + 1]->base_offset());
+  }
+  // An empty last segment must begin where the one before it ends: rolls
+  // happen at the log end. Elsewhere it is a stray.
+  if (segments.size() >= 2 && segments.back()->size() == 0) {
+    Segment& previous = *segments[segments.size() - 2];
+    KAAS_ASSIGN_OR_RETURN(segment::ScanResult end, previous.FindEnd());
+    if (end.next_offset != segments.back()->base_offset()) {
+      KAAS_RETURN_IF_ERROR(Drop(
+          *segments.back(),
+          absl::StrFormat("an empty last segment at offset %d, but the log "
+                          "ends at %d: no roll made it",
+                          segments.back()->base_offset(), end.next_offset)));
+      segments.pop_back();
+      segments.back()->SetNextOffset(-1);
+      plan.log.pop_back();
+      // Its epoch counts for nothing (nor in a history rebuilt from names).
+      plan.max_epoch = 0;
+      for (const ListedSegment& kept : plan.log) {
+        plan.max_epoch = std::max<int64_t>(plan.max_epoch, kept.id.epoch);
+      }
+      if (!plan.epochs_from_manifest) {
+        plan.epochs = EpochHistory();
+        for (const ListedSegment& kept : plan.log) {
+          plan.epochs.Begin(kept.id.epoch, kept.id.base_offset);
+        }
+      }
+    }
+  }
+  // Where an empty stray lay between two segments, say whether they meet.
+  for (int64_t base : plan.removed_between) {
+    auto next =
+        std::upper_bound(segments.begin(), segments.end(), base,
+                         [](int64_t value, const std::shared_ptr<Segment>& s) {
+                           return value < s->base_offset();
+                         });
+    if (next == segments.begin() || next == segments.end()) continue;
+    Segment& previous = **(next - 1);
+    KAAS_ASSIGN_OR_RETURN(segment::ScanResult end, previous.FindEnd());
+    if (end.next_offset != (*next)->base_offset()) {
+      Note(absl::StrFormat(
+          "offsets %d..%d are missing: segment %s ends at %d and the next "
+          "segment starts at %d (the empty file at %d was probably a "
+          "segment emptied by damage); reads skip them",
+          end.next_offset, (*next)->base_offset() - 1,
+          segment::SegmentStem(previous.id()), end.next_offset,
+          (*next)->base_offset(), base));
+    }
+  }
+  return segments;
+}
+
+// ---- 5. ChooseStart --------------------------------------------------------
+
+absl::StatusOr<RecoveryStartPoint> PartitionRecovery::ChooseStart(
+    const std::vector<std::shared_ptr<Segment>>& segments) {
+  RecoveryStartPoint point;
+  if (!segments.empty()) {
+    point.start.expected_offset = segments[0]->base_offset();
+  }
+  absl::StatusOr<metadata::RecoveryCheckpoint> checkpoint =
+      metadata::ReadCheckpoint(fs_, dir_);
+  if (absl::IsNotFound(checkpoint.status())) return point;
+  if (!checkpoint.ok() && !absl::IsDataLoss(checkpoint.status()) &&
+      !absl::IsFailedPrecondition(checkpoint.status())) {
+    return StorageError(
+        StorageErrorCode::kStorageError,
+        absl::StrCat("cannot open ", dir_, ": reading ",
+                     fs::JoinPath(dir_, metadata::kCheckpointFileName),
+                     " failed: ", checkpoint.status().message()));
+  }
+  if (!checkpoint.ok()) {
+    // Corrupt, or a newer format: only an optimisation, rebuilt after.
+    Note(
+        absl::StrCat("sets the unreadable recovery checkpoint aside and "
+                     "verifies every segment: ",
+                     checkpoint.status().message()));
+    report_.quarantined.push_back(std::string(metadata::kCheckpointFileName));
+    if (leader()) {
+      absl::Status status = metadata::QuarantineMetadataFile(
+          fs_, dir_, metadata::kCheckpointFileName);
+      if (status.ok()) dir_changed_ = true;
+    }
+    return point;
+  }
+  for (size_t i = 0; i < segments.size(); ++i) {
+    const Segment& segment = *segments[i];
+    if (segment.base_offset() != checkpoint->segment_base_offset() ||
+        segment.epoch() != checkpoint->segment_epoch()) {
+      continue;
+    }
+    const bool last = i + 1 == segments.size();
+    bool agrees =
+        checkpoint->position() <= segment.size() &&
+        (last || checkpoint->next_offset() <= segments[i + 1]->base_offset());
+    if (agrees) {
+      KAAS_ASSIGN_OR_RETURN(
+          agrees, segments[i]->IsBatchBoundary(checkpoint->position(),
+                                               checkpoint->next_offset()));
+    }
+    if (!agrees) break;
+    point.segment_index = i;
+    point.start.position = checkpoint->position();
+    point.start.expected_offset = checkpoint->next_offset();
+    point.start.time_before = {checkpoint->max_timestamp(),
+                               checkpoint->offset_of_max_timestamp()};
+    point.from_checkpoint = true;
+    return point;
+  }
+  if (!segments.empty()) {
+    Note(
+        absl::StrFormat("ignores the recovery checkpoint (segment %s, "
+                        "position %d, next offset %d), which does not agree "
+                        "with the log: verifies every segment",
+                        segment::SegmentStem({checkpoint->segment_base_offset(),
+                                              checkpoint->segment_epoch()}),
+                        checkpoint->position(), checkpoint->next_offset()));
+  }
+  return point;
+}
+
+int64_t PartitionRecovery::DurableFloor(const ManifestState& manifest,
+                                        const RecoveryStartPoint& start,
+                                        const DirectoryListing& listing) {
+  int64_t floor = 0;
+  if (start.from_checkpoint) floor = start.start.expected_offset;
+  // The manifest's log end is what was durable when it was written.
+  if (manifest.valid) {
+    floor = std::max(floor, manifest.manifest.log_end_offset());
+  }
+  // Snapshots are written only after the sync that made their offset
+  // durable; the newest one that reads is proof enough.
+  for (int64_t offset : listing.snapshot_offsets) {
+    if (offset <= floor) break;
+    if (metadata::ReadStateSnapshot(fs_, dir_, offset).ok()) {
+      floor = offset;
+      break;
+    }
+  }
+  return floor;
+}
+
+}  // namespace kaas
