@@ -33,6 +33,7 @@
 #include "storage/metadata/partition_files.h"
 #include "storage/segment/segment_name.h"
 #include "tools/cli.h"
+#include "tools/read_only_file_system.h"
 #include "tools/subcommands.h"
 
 ABSL_FLAG(int64_t, epoch, -1,
@@ -58,6 +59,8 @@ namespace kaas::tools {
 namespace {
 
 constexpr size_t kReadChunkBytes = 1 << 20;
+// stdin is read at most this much at a time (memory follows the input).
+constexpr size_t kInputChunkBytes = 1 << 20;
 
 // Reads up to `n` bytes from `fd`, stopping early only at end of input.
 absl::StatusOr<size_t> ReadInput(int fd, size_t n, char* dst) {
@@ -145,11 +148,20 @@ absl::StatusOr<InputBatch> ReadBatch(int fd, uint64_t input_position,
                         input_position, *size, max_batch_bytes));
     return batch;
   }
-  batch.bytes.resize(*size);
-  size_t body = *size - batch_layout::kLogOverhead;
-  KAAS_ASSIGN_OR_RETURN(
-      got,
-      ReadInput(fd, body, batch.bytes.data() + batch_layout::kLogOverhead));
+  // The rest, as it arrives: a length field claiming gigabytes costs only
+  // the bytes that are really there.
+  const size_t body = *size - batch_layout::kLogOverhead;
+  got = 0;
+  while (got < body) {
+    const size_t chunk = std::min(kInputChunkBytes, body - got);
+    const size_t at = batch.bytes.size();
+    batch.bytes.resize(at + chunk);
+    KAAS_ASSIGN_OR_RETURN(size_t n,
+                          ReadInput(fd, chunk, batch.bytes.data() + at));
+    batch.bytes.resize(at + n);
+    got += n;
+    if (n < chunk) break;
+  }
   if (got < body) {
     batch.last = true;
     batch.error = StorageError(
@@ -188,7 +200,7 @@ int64_t CurrentEpoch(DiskEngine& engine, const TopicPartition& tp) {
 absl::StatusOr<int64_t> TakeOverAtFlagEpoch(DiskEngine& engine,
                                             const TopicPartition& tp) {
   int64_t epoch = absl::GetFlag(FLAGS_epoch);
-  if (epoch < 0) epoch = std::max<int64_t>(CurrentEpoch(engine, tp), 1);
+  if (epoch == -1) epoch = std::max<int64_t>(CurrentEpoch(engine, tp), 1);
   // Below the partition's epoch this fails: a deposed leader is fenced.
   KAAS_RETURN_IF_ERROR(engine.TakeOver(tp, epoch).status());
   return epoch;
@@ -209,6 +221,13 @@ int RunAppend(const CommandLine& command_line) {
   int64_t max_batch_bytes = absl::GetFlag(FLAGS_max_batch_bytes);
   if (max_batch_bytes < static_cast<int64_t>(batch_layout::kHeaderSize)) {
     return UsageError(self, "--max_batch_bytes is below a batch header");
+  }
+  const int64_t epoch_flag = absl::GetFlag(FLAGS_epoch);
+  if (epoch_flag < -1 || epoch_flag > kMaxLeaderEpoch) {
+    return UsageError(self,
+                      absl::StrCat("--epoch=", epoch_flag,
+                                   " is no Kafka leader epoch (0 to 2^31-1, "
+                                   "or -1 for the partition's current one)"));
   }
 
   absl::StatusOr<std::unique_ptr<DiskEngine>> engine = OpenEngine();
@@ -273,33 +292,42 @@ int RunRead(const CommandLine& command_line) {
   int64_t max_bytes = absl::GetFlag(FLAGS_max_bytes);
   if (max_bytes < 0) return UsageError(self, "--max_bytes must be >= 0");
 
-  // Reading must not create anything: no data dir, no partition.
+  // Reading never writes: a read-only engine over a filesystem that refuses
+  // every change opens the partition as recovery would see it (a read-only
+  // or full data dir, or one another engine leads, can be read).
   std::string data_dir = absl::GetFlag(FLAGS_data_dir);
-  absl::StatusOr<bool> exists =
-      fs::PosixFileSystem::Default()->Exists(data_dir);
-  if (!exists.ok() || !*exists) {
-    return Failure(self, absl::StrCat("no data dir ", data_dir));
-  }
-  absl::StatusOr<std::unique_ptr<DiskEngine>> engine = OpenEngine();
-  if (!engine.ok()) return Failure(self, engine.status().ToString());
+  ReadOnlyFileSystem read_only(fs::PosixFileSystem::Default());
+  DiskEngine::Options options;
+  options.data_dir = data_dir;
+  options.fs = &read_only;
+  options.read_only = true;
+  options.io_threads = 1;
+  options.producer_expiry_interval = absl::ZeroDuration();
+  absl::StatusOr<std::unique_ptr<DiskEngine>> engine =
+      DiskEngine::Create(std::move(options));
+  if (!engine.ok()) return Failure(self, ErrorLine(engine.status()));
   const std::vector<TopicPartition>& on_disk = (*engine)->PartitionsOnDisk();
   if (std::find(on_disk.begin(), on_disk.end(), *tp) == on_disk.end()) {
     return Failure(self, absl::StrCat("error=UNKNOWN_TOPIC_OR_PARTITION no "
                                       "partition ",
                                       tp->ToString(), " in ", data_dir));
   }
-  // Only a leader reads: lead it at its current epoch.
-  if (absl::Status status =
-          (*engine)->TakeOver(*tp, CurrentEpoch(**engine, *tp)).status();
-      !status.ok()) {
+  OpenReport report;
+  absl::StatusOr<std::shared_ptr<Partition>> partition =
+      (*engine)->OpenReadOnly(*tp, &report);
+  if (!partition.ok()) {
     return Failure(self, absl::StrCat("cannot open ", tp->ToString(), ": ",
-                                      ErrorLine(status)));
+                                      ErrorLine(partition.status())));
+  }
+  for (const std::string& problem : report.problems) {
+    std::cerr << "kaaslog read: " << tp->ToString() << ": opening it, recovery "
+              << problem << " (read-only: nothing was changed)\n";
   }
   int64_t offset = absl::GetFlag(FLAGS_offset);
-  if (offset < 0) offset = *(*engine)->LogStartOffset(*tp);
-  int64_t end = isolation == Isolation::kReadCommitted
-                    ? *(*engine)->LastStableOffset(*tp)
-                    : *(*engine)->HighWatermark(*tp);
+  if (offset < 0) offset = (*partition)->LogStartOffset();
+  const int64_t end = isolation == Isolation::kReadCommitted
+                          ? (*partition)->LastStableOffset()
+                          : (*partition)->HighWatermark();
 
   int64_t batches = 0;
   std::set<std::pair<int64_t, int64_t>> aborted_seen;
@@ -309,7 +337,7 @@ int RunRead(const CommandLine& command_line) {
     size_t fetch_bytes =
         max_bytes > 0 ? static_cast<size_t>(max_bytes) : kReadChunkBytes;
     absl::StatusOr<ReadResult> result =
-        (*engine)->Read(*tp, next, fetch_bytes, isolation);
+        (*partition)->Read(next, fetch_bytes, isolation);
     if (!result.ok()) {
       status = result.status();
       break;
@@ -317,6 +345,8 @@ int RunRead(const CommandLine& command_line) {
     for (absl::string_view chunk : result->records.Chunks()) {
       std::cout.write(chunk.data(), static_cast<std::streamsize>(chunk.size()));
     }
+    // What was read stays written even if a later fetch fails.
+    std::cout.flush();
     for (const AbortedTransaction& aborted : result->aborted_transactions) {
       if (!aborted_seen.insert({aborted.producer_id, aborted.first_offset})
                .second) {
@@ -330,18 +360,15 @@ int RunRead(const CommandLine& command_line) {
     if (result->batches == 0) break;
     next = result->next_offset;
   } while (max_bytes == 0 && next < end);
-  std::cout.flush();
-  if (absl::Status relinquished = (*engine)->Relinquish(*tp);
-      status.ok() && !relinquished.ok()) {
-    status = relinquished;
-  }
-  if (!status.ok()) return Failure(self, ErrorLine(status));
+  (*partition)->Abandon();
   std::cerr << "read " << Plural(batches, "batch", "batches") << " of "
             << tp->ToString() << " from offset " << offset << "; next offset "
             << next
             << (isolation == Isolation::kReadCommitted ? ", last stable offset "
                                                        : ", high watermark ")
-            << end << "\n";
+            << end << (status.ok() ? "" : ", then the next fetch failed")
+            << "\n";
+  if (!status.ok()) return Failure(self, ErrorLine(status));
   return kExitOk;
 }
 
@@ -389,8 +416,10 @@ const Subcommand& ReadSubcommand() {
     subcommand->summary =
         "Write a partition's batches to stdout, byte-exact as stored.";
     subcommand->details =
-        "Opens the partition as its leader would (recovering it if needed, at\n"
-        "its current epoch) and writes the stored RecordBatches to stdout,\n"
+        "Opens the partition read-only, as its leader would see it after\n"
+        "recovery (nothing is written: a read-only or full data dir, or one\n"
+        "another engine leads, can be read; what recovery would change is\n"
+        "printed to stderr), and writes the stored RecordBatches to stdout,\n"
         "concatenated, exactly as the engine returns them (base offsets as\n"
         "assigned). By default reads everything from --offset to the high\n"
         "watermark (or the last stable offset with "

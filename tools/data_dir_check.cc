@@ -23,8 +23,9 @@ bool IsCanonicalPartitionName(absl::string_view name) {
          absl::StrCat(partition) == name;
 }
 
-void CheckTopicDir(fs::FileSystem& fs, const std::string& topic,
+void CheckTopicDir(DiskEngine& engine, const std::string& topic,
                    const std::string& topic_dir, DataDirCheck* check) {
+  fs::FileSystem& fs = engine.fs();
   absl::StatusOr<std::optional<TopicConfigOverrides>> config =
       ReadTopicConfig(fs, topic_dir);
   if (!config.ok()) {
@@ -52,7 +53,7 @@ void CheckTopicDir(fs::FileSystem& fs, const std::string& topic,
       int32_t partition = 0;
       (void)absl::SimpleAtoi(name, &partition);
       check->partitions.push_back(
-          CheckPartition(fs, TopicPartition{topic, partition}, path));
+          CheckPartition(engine, TopicPartition{topic, partition}, path));
     } else if (absl::StartsWith(name, ".")) {
       check->findings.push_back(
           {false, path,
@@ -81,8 +82,12 @@ int DataDirCheck::notes() const {
   return total;
 }
 
-DataDirCheck CheckDataDir(fs::FileSystem& fs, const std::string& data_dir) {
+DataDirCheck CheckDataDir(DiskEngine& engine, const std::string& data_dir) {
+  fs::FileSystem& fs = engine.fs();
   DataDirCheck check;
+  for (const std::string& problem : engine.StartUpProblems()) {
+    check.findings.push_back({true, data_dir, problem});
+  }
   absl::StatusOr<std::vector<std::string>> names = fs.ListDir(data_dir);
   if (!names.ok()) {
     check.findings.push_back(
@@ -92,26 +97,13 @@ DataDirCheck CheckDataDir(fs::FileSystem& fs, const std::string& data_dir) {
   }
   for (const std::string& name : *names) {
     std::string path = fs::JoinPath(data_dir, name);
-    if (name == metadata::kProducerFencesFileName) {
-      metadata::ProducerFences fences;
-      absl::Status status = metadata::ReadMetadataFile(
-          fs, path, metadata::MetadataKind::kProducerFences,
-          metadata::kProducerFencesVersion, &fences);
-      if (!status.ok()) {
-        check.findings.push_back(
-            {true, path,
-             absl::StrCat(status.message(),
-                          absl::IsDataLoss(status)
-                              ? " (the engine sets it aside at start-up; the "
-                                "fences are also in the partitions' snapshots)"
-                              : " (the engine refuses to start until it can "
-                                "read it)")});
-      }
-      continue;
+    if (name == metadata::kProducerFencesFileName ||
+        name == metadata::kProducerFencesCopyFileName) {
+      continue;  // read by the engine's start-up (StartUpProblems above)
     }
     absl::StatusOr<fs::FileInfo> info = fs.Stat(path);
     if (info.ok() && info->is_directory && ValidateTopicName(name).ok()) {
-      CheckTopicDir(fs, name, path, &check);
+      CheckTopicDir(engine, name, path, &check);
     } else if (absl::EndsWith(name, ".corrupt")) {
       check.findings.push_back(
           {false, path, "an unreadable file set aside by the engine"});

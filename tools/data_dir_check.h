@@ -1,9 +1,9 @@
 // File: tools/data_dir_check.h
 //
-// `kaaslog verify` of a whole data dir, read-only: the producer fences file,
-// each topic's .config.json and .topic-id.json (as the engine parses them),
-// and every partition dir (tools/partition_check.h). Entries the engine
-// does not own are notes.
+// `kaaslog verify` of a whole data dir, read-only: the producer fences (as a
+// read-only engine's start-up found them), each topic's .config.json and
+// .topic-id.json (as the engine parses them), and every partition dir
+// (tools/partition_check.h). Entries the engine does not own are notes.
 //
 // Thread-safety: thread-compatible.
 
@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "fs/file_system.h"
+#include "storage/engine/disk_engine.h"
 #include "tools/partition_check.h"
 
 namespace kaas::tools {
@@ -26,8 +26,9 @@ struct DataDirCheck {
   int notes() const;
 };
 
-// Checks `data_dir` through `fs` (pass a ReadOnlyFileSystem).
-DataDirCheck CheckDataDir(fs::FileSystem& fs, const std::string& data_dir);
+// Checks the data dir of `engine` (a read-only engine over a
+// ReadOnlyFileSystem).
+DataDirCheck CheckDataDir(DiskEngine& engine, const std::string& data_dir);
 
 }  // namespace kaas::tools
 

@@ -9,6 +9,7 @@ set -uo pipefail
 readonly RUNFILES="${TEST_SRCDIR:?run me with bazel test}/${TEST_WORKSPACE:-kaas_storage}"
 readonly KAASLOG="${RUNFILES}/tools/kaaslog"
 readonly MAKE_BATCHES="${RUNFILES}/tools/make_batches"
+readonly MAKE_METADATA="${RUNFILES}/tools/make_metadata"
 # See kaaslog_tsan.supp (children of kaaslog inherit it too).
 export TSAN_OPTIONS="${TSAN_OPTIONS:+${TSAN_OPTIONS}:}suppressions=${RUNFILES}/tools/kaaslog_tsan.supp"
 readonly SCRATCH_ROOT="$(mktemp -d "${TEST_TMPDIR:-/tmp}/kaaslog_test.XXXXXX")"

@@ -13,7 +13,6 @@
 #include "absl/strings/str_format.h"
 #include "fs/fs_util.h"
 #include "storage/batch/record_batch.h"
-#include "storage/engine/disk_engine.h"
 #include "storage/metadata/partition_files.h"
 #include "storage/segment/log_scanner.h"
 #include "tools/segment_index_check.h"
@@ -25,17 +24,6 @@ using segment::ParsedSegmentFile;
 using segment::SegmentFileKind;
 using segment::SegmentId;
 
-// The epoch the manifest's history assigns to `offset`, as recovery computes
-// it: the epoch of the last entry starting at or before it (0 when none).
-int64_t EpochAt(const metadata::PartitionManifest& manifest, int64_t offset) {
-  int64_t epoch = 0;
-  for (const metadata::EpochStart& start : manifest.epochs()) {
-    if (start.start_offset() > offset) break;
-    epoch = std::max(epoch, start.epoch());
-  }
-  return epoch;
-}
-
 bool HasSegmentSuffix(absl::string_view name) {
   return absl::EndsWith(name, ".log") || absl::EndsWith(name, ".index") ||
          absl::EndsWith(name, ".timeindex");
@@ -43,8 +31,8 @@ bool HasSegmentSuffix(absl::string_view name) {
 
 class PartitionChecker {
  public:
-  PartitionChecker(fs::FileSystem& fs, PartitionCheck* check)
-      : fs_(fs), check_(*check) {}
+  PartitionChecker(DiskEngine& engine, PartitionCheck* check)
+      : engine_(engine), fs_(engine.fs()), check_(*check) {}
 
   void Run() {
     absl::StatusOr<std::vector<std::string>> names = fs_.ListDir(check_.dir);
@@ -54,23 +42,63 @@ class PartitionChecker {
       return;
     }
     ClassifyEntries(*names);
-    ReadManifest();
-    SelectSegments();
-    ReadCheckpoint();
-    for (size_t i = 0; i < kept_.size(); ++i) CheckSegment(i);
-    CheckCheckpointMatched();
+    // What opening does needs the partition's config; an invalid one (the
+    // topic dir's findings say why) makes every take-over fail, but the
+    // partition's files are still worth checking.
+    std::optional<PartitionConfig> fallback;
+    if (absl::Status config = engine_.EffectiveConfig(check_.tp).status();
+        !config.ok()) {
+      Problem(check_.dir,
+              "the engine refuses to take it over while its topic's config is "
+              "invalid; checked with the engine's defaults");
+      fallback = engine_.default_config();
+    }
+    absl::StatusOr<std::shared_ptr<Partition>> partition = engine_.OpenReadOnly(
+        check_.tp, &check_.recovery, fallback ? &*fallback : nullptr);
+    if (!partition.ok()) {
+      Problem(check_.dir, absl::StrCat("the engine refuses to open it: ",
+                                       partition.status().message()));
+      return;
+    }
+    check_.opens = true;
+    for (const std::string& problem : check_.recovery.problems) {
+      // "<file>: <what recovery does>" is about that file of the dir.
+      const size_t colon = problem.find(": ");
+      const absl::string_view head =
+          absl::string_view(problem).substr(0, colon);
+      if (colon != std::string::npos &&
+          head.find_first_of(" /") == absl::string_view::npos) {
+        Problem(PathOf(head),
+                absl::StrCat("recovery: ", problem.substr(colon + 2)));
+      } else {
+        Problem(check_.dir, absl::StrCat("recovery: ", problem));
+      }
+    }
+    check_.leader_epoch = (*partition)->LeaderEpoch();
+    check_.first_offset = (*partition)->LogStartOffset();
+    check_.next_offset = (*partition)->LogEndOffset();
+    segments_ = (*partition)->Segments();
+    (*partition)->Abandon();
+    const bool has_data = std::any_of(
+        segments_.begin(), segments_.end(),
+        [](const SegmentSummary& segment) { return segment.size_bytes > 0; });
+    if (!has_manifest_ && has_data) {
+      Problem(PathOf(metadata::kManifestFileName),
+              "missing: recovery recreates it, taking the leader epoch from "
+              "the segment names (the log start offset and the epoch history "
+              "it held are gone)");
+    }
+    for (size_t i = 0; i < segments_.size(); ++i) {
+      if (segments_[i].base_offset == FirstVerified().base_offset &&
+          segments_[i].epoch == FirstVerified().epoch) {
+        verified_from_index_ = i;
+      }
+    }
+    for (size_t i = 0; i < segments_.size(); ++i) CheckSegment(i);
     CheckSnapshots();
-    CheckLogStart();
   }
 
  private:
-  // The files of one segment present in the directory.
-  struct SegmentFiles {
-    bool log = false;
-    bool index = false;
-    bool time_index = false;
-  };
-
   void Problem(const std::string& path, std::string message) {
     check_.findings.push_back({true, path, std::move(message)});
   }
@@ -83,38 +111,39 @@ class PartitionChecker {
   std::string SegmentPath(const SegmentId& id, SegmentFileKind kind) const {
     return PathOf(segment::SegmentFileName(id, kind));
   }
+  SegmentId FirstVerified() const {
+    std::optional<ParsedSegmentFile> parsed =
+        segment::ParseSegmentFileName(check_.recovery.verified_from_file);
+    return parsed.has_value() ? parsed->id : SegmentId{-1, 0};
+  }
+  // Whether recovery verifies the bytes of segment `i` from `position` on
+  // (then it has already said what it does with damage there).
+  bool Verified(size_t i, uint64_t position) const {
+    return i > verified_from_index_ ||
+           (i == verified_from_index_ &&
+            position >= check_.recovery.verified_from_position);
+  }
 
   void ClassifyEntries(const std::vector<std::string>& names) {
     for (const std::string& name : names) {
-      if (std::optional<ParsedSegmentFile> parsed =
-              segment::ParseSegmentFileName(name)) {
-        SegmentFiles& files =
-            files_[{parsed->id.base_offset, parsed->id.epoch}];
-        switch (parsed->kind) {
-          case SegmentFileKind::kLog:
-            files.log = true;
-            break;
-          case SegmentFileKind::kOffsetIndex:
-            files.index = true;
-            break;
-          case SegmentFileKind::kTimeIndex:
-            files.time_index = true;
-            break;
-        }
+      if (segment::ParseSegmentFileName(name).has_value() ||
+          name == metadata::kCheckpointFileName ||
+          name == metadata::kLockFileName) {
+        continue;  // the open reads them
+      }
+      if (name == metadata::kManifestFileName) {
+        has_manifest_ = true;
       } else if (std::optional<int64_t> offset =
                      metadata::ParseSnapshotFileName(name)) {
         snapshot_offsets_.push_back(*offset);
-      } else if (name == metadata::kManifestFileName ||
-                 name == metadata::kCheckpointFileName) {
-        // Read below.
       } else if (absl::EndsWith(name, segment::kQuarantineSuffix)) {
         Note(PathOf(name),
-             "set aside by an earlier recovery (a deposed leader's segment); "
-             "never served");
+             "set aside by an earlier recovery (a deposed leader's segment, "
+             "or one that did not fit the log); never served");
       } else if (absl::EndsWith(name, ".corrupt")) {
         Note(PathOf(name),
-             "a metadata file set aside (unreadable, or vouching for damaged "
-             "bytes) by an earlier recovery or repair; never read again");
+             "a metadata file set aside by an earlier recovery; never read "
+             "again");
       } else if (fs::IsAtomicTempFileName(name)) {
         Note(PathOf(name),
              "temp file of an interrupted atomic write; removed at the next "
@@ -126,184 +155,24 @@ class PartitionChecker {
       } else if (HasSegmentSuffix(name)) {
         Problem(PathOf(name),
                 "not a valid segment file name (expected "
-                "{epoch:08x}-{base offset:020d}.log/.index/.timeindex): the "
-                "engine ignores it, so its batches are not part of the log");
+                "{epoch:08x}-{base offset:020d}.log/.index/.timeindex, epoch "
+                "at most 7fffffff): the engine ignores it, so its batches are "
+                "not part of the log");
       } else {
         Note(PathOf(name), "not a kaas-storage file; the engine ignores it");
       }
     }
   }
 
-  void ReadManifest() {
-    absl::StatusOr<metadata::PartitionManifest> manifest =
-        metadata::ReadManifest(fs_, check_.dir);
-    const std::string path = PathOf(metadata::kManifestFileName);
-    if (manifest.ok()) {
-      manifest_ = *std::move(manifest);
-      check_.leader_epoch = manifest_->leader_epoch();
-      const auto& epochs = manifest_->epochs();
-      for (int i = 1; i < epochs.size(); ++i) {
-        if (epochs[i].epoch() <= epochs[i - 1].epoch() ||
-            epochs[i].start_offset() < epochs[i - 1].start_offset()) {
-          Problem(path,
-                  absl::StrFormat(
-                      "epoch history is not ascending: epoch %d from "
-                      "offset %d follows epoch %d from offset %d",
-                      epochs[i].epoch(), epochs[i].start_offset(),
-                      epochs[i - 1].epoch(), epochs[i - 1].start_offset()));
-          break;
-        }
-      }
-      return;
-    }
-    bool has_segments = std::any_of(files_.begin(), files_.end(),
-                                    [](const auto& f) { return f.second.log; });
-    if (absl::IsNotFound(manifest.status())) {
-      if (has_segments) {
-        Problem(path,
-                "missing: recovery recreates it, taking the leader epoch from "
-                "the segment names");
-      } else {
-        Note(check_.dir,
-             "no manifest and no segment: the partition was never taken over");
-      }
-    } else if (absl::IsFailedPrecondition(manifest.status())) {
-      Problem(path, absl::StrCat(manifest.status().message(),
-                                 ": this build refuses to open the partition"));
-    } else {
-      Problem(path, absl::StrCat(manifest.status().message(),
-                                 " (recovery sets it aside as manifest.corrupt "
-                                 "and rebuilds it from the log)"));
-    }
-  }
-
-  // Recovery's step 3: which segments it keeps, and which it sets aside.
-  void SelectSegments() {
-    std::vector<SegmentId> logs;
-    for (const auto& [key, files] : files_) {
-      SegmentId id{key.first, key.second};
-      if (!files.log) {
-        for (SegmentFileKind kind :
-             {SegmentFileKind::kOffsetIndex, SegmentFileKind::kTimeIndex}) {
-          if (kind == SegmentFileKind::kOffsetIndex ? files.index
-                                                    : files.time_index) {
-            Note(SegmentPath(id, kind),
-                 "index file without a .log file; the engine ignores it");
-          }
-        }
-        continue;
-      }
-      logs.push_back(id);
-    }
-    std::sort(
-        logs.begin(), logs.end(), [](const SegmentId& a, const SegmentId& b) {
-          return a.base_offset != b.base_offset ? a.base_offset < b.base_offset
-                                                : a.epoch > b.epoch;
-        });
-    uint32_t max_epoch = 0;
-    for (const SegmentId& id : logs) {
-      const std::string path = SegmentPath(id, SegmentFileKind::kLog);
-      absl::StatusOr<fs::FileInfo> info = fs_.Stat(path);
-      if (!info.ok()) {
-        Problem(path, absl::StrCat("cannot stat: ", info.status().message()));
-        continue;
-      }
-      bool duplicate_base =
-          !kept_.empty() && kept_.back().base_offset == id.base_offset;
-      int64_t history_epoch =
-          manifest_ ? EpochAt(*manifest_, id.base_offset) : 0;
-      bool deposed = id.epoch < max_epoch ||
-                     static_cast<int64_t>(id.epoch) < history_epoch;
-      if (duplicate_base && info->size == 0) {
-        Note(path,
-             "an empty segment superseded by a take-over at the same base "
-             "offset; recovery deletes it");
-        continue;
-      }
-      if (duplicate_base || deposed) {
-        Problem(path, absl::StrFormat(
-                          "written by a deposed leader (epoch %d; the log is "
-                          "at epoch %d at offset %d): recovery quarantines "
-                          "it (%d bytes never served)",
-                          id.epoch, std::max<int64_t>(max_epoch, history_epoch),
-                          id.base_offset, info->size));
-        continue;
-      }
-      max_epoch = std::max(max_epoch, id.epoch);
-      kept_.push_back(id);
-      kept_sizes_.push_back(info->size);
-    }
-    if (!kept_.empty()) check_.first_offset = kept_.front().base_offset;
-    if (manifest_ && manifest_->leader_epoch() < max_epoch) {
-      Note(PathOf(metadata::kManifestFileName),
-           absl::StrFormat("leader epoch %d is below the newest segment's "
-                           "epoch %d: an interrupted take-over (recovery "
-                           "adopts %d)",
-                           manifest_->leader_epoch(), max_epoch, max_epoch));
-    }
-  }
-
-  void ReadCheckpoint() {
-    absl::StatusOr<metadata::RecoveryCheckpoint> checkpoint =
-        metadata::ReadCheckpoint(fs_, check_.dir);
-    const std::string path = PathOf(metadata::kCheckpointFileName);
-    if (!checkpoint.ok()) {
-      if (!absl::IsNotFound(checkpoint.status())) {
-        Problem(path, absl::StrCat(checkpoint.status().message(),
-                                   " (recovery sets it aside and verifies "
-                                   "every segment)"));
-      } else if (!kept_.empty()) {
-        Note(path, "absent: recovery verifies every segment");
-      }
-      return;
-    }
-    checkpoint_ = *std::move(checkpoint);
-    // Where recovery starts verifying, as partition_open.cc decides it.
-    for (size_t i = 0; i < kept_.size(); ++i) {
-      if (kept_[i].base_offset == checkpoint_->segment_base_offset() &&
-          kept_[i].epoch == checkpoint_->segment_epoch() &&
-          checkpoint_->position() <= kept_sizes_[i] &&
-          checkpoint_->next_offset() >= kept_[i].base_offset) {
-        recovery_start_index_ = i;
-        recovery_start_position_ = checkpoint_->position();
-        break;
-      }
-    }
-  }
-
-  // What recovery does about damage at `position` of kept segment `i`: it
-  // truncates there if it verifies those bytes; bytes below the recovery
-  // checkpoint it trusts without looking.
-  std::string RecoveryAction(size_t i, uint64_t position, uint64_t file_size) {
-    const size_t later = kept_.size() - i - 1;
-    std::string truncation = absl::StrFormat(
-        "truncates the log at position %d (%d bytes)%s", position,
-        file_size - position,
-        later == 0
-            ? ""
-            : absl::StrCat(" and deletes the ", later, " later segment(s)"));
-    if (i > recovery_start_index_ ||
-        (i == recovery_start_index_ && position >= recovery_start_position_)) {
-      return absl::StrCat("recovery ", truncation);
-    }
-    check_.damage_below_checkpoint = true;
-    return absl::StrCat(
-        "recovery does NOT see this: it lies below the recovery checkpoint, "
-        "which recovery trusts, so the damaged batch would be served; "
-        "`verify --repair` sets the checkpoint aside so that recovery "
-        "verifies every segment, which ",
-        truncation);
-  }
-
   void CheckSegment(size_t i) {
-    const SegmentId& id = kept_[i];
-    const bool last = i + 1 == kept_.size();
+    const SegmentSummary& summary = segments_[i];
+    const SegmentId id{summary.base_offset,
+                       static_cast<uint32_t>(summary.epoch)};
+    const bool last = i + 1 == segments_.size();
     const std::string path = SegmentPath(id, SegmentFileKind::kLog);
     SegmentCheck segment_check;
     segment_check.id = id;
-    segment_check.size = kept_sizes_[i];
     segment_check.closed = !last;
-
     absl::StatusOr<std::unique_ptr<fs::ReadableFile>> file =
         fs_.OpenForRead(path);
     if (!file.ok()) {
@@ -312,18 +181,14 @@ class PartitionChecker {
       return;
     }
     // Framing and offsets stop the walk (as they stop reads); CRCs and field
-    // values are checked batch by batch so that the walk, and the checks of
-    // the indexes and the checkpoint, go on past a damaged batch.
-    const int64_t end_offset = last ? INT64_MAX : kept_[i + 1].base_offset;
+    // values are checked batch by batch so that the walk, and the index
+    // checks, go on past a damaged batch.
+    const int64_t end_offset = last ? INT64_MAX : segments_[i + 1].base_offset;
     LogLayout scanned;
     std::optional<std::pair<uint64_t, int64_t>> foreign;
-    std::optional<uint64_t> first_crc_failure;
-    std::string crc_detail, fields_detail;
-    int crc_failures = 0, invalid_fields = 0;
     int64_t max_timestamp = -1;
     segment::ScanOptions options;
     options.verify_crc = false;
-    options.buffer_bytes = 1 << 20;
     absl::StatusOr<segment::ScanResult> scan = segment::ScanLog(
         **file, 0, id.base_offset, options,
         [&](const RecordBatchView& batch, uint64_t position) {
@@ -334,23 +199,7 @@ class PartitionChecker {
           scanned.boundaries.emplace_back(position, batch.base_offset());
           max_timestamp = std::max(max_timestamp, batch.max_timestamp());
           scanned.running_max_timestamp.push_back(max_timestamp);
-          const uint32_t computed = batch.ComputeCrc();
-          if (computed != batch.crc()) {
-            if (crc_failures++ == 0) {
-              first_crc_failure = position;
-              crc_detail = absl::StrFormat(
-                  "batch at position %d (offset %d): crc mismatch (stored "
-                  "0x%08x, computed 0x%08x)",
-                  position, batch.base_offset(), batch.crc(), computed);
-            }
-            return true;
-          }
-          absl::Status fields = RecordBatchView::Parse(batch.bytes()).status();
-          if (!fields.ok() && invalid_fields++ == 0) {
-            fields_detail = absl::StrFormat(
-                "batch at position %d (offset %d): %s", position,
-                batch.base_offset(), fields.message());
-          }
+          CheckBatch(i, path, batch, position);
           return true;
         });
     if (!scan.ok()) {
@@ -358,71 +207,102 @@ class PartitionChecker {
       check_.segments.push_back(segment_check);
       return;
     }
+    segment_check.size = scan->file_size;
     scanned.valid_end = foreign ? foreign->first : scan->valid_end;
     scanned.next_offset = foreign ? foreign->second : scan->next_offset;
-    const uint64_t file_size = scan->file_size;
-    if (first_crc_failure.has_value()) {
-      Problem(
-          path,
-          absl::StrCat(crc_detail,
-                       crc_failures > 1
-                           ? absl::StrCat(" (", crc_failures - 1,
-                                          " more batches after it fail too)")
-                           : "",
-                       "; ", RecoveryAction(i, *first_crc_failure, file_size)));
+    if (!Verified(i, scanned.valid_end)) {
+      const std::string trusted =
+          "; it lies before where recovery starts verifying (the recovery "
+          "checkpoint), so recovery does not see it";
+      if (foreign.has_value()) {
+        Problem(path,
+                absl::StrFormat(
+                    "batch at position %d has base offset %d, at or "
+                    "past where the next segment begins (%d): never "
+                    "served%s",
+                    foreign->first, foreign->second, end_offset, trusted));
+      } else if (scan->stop != segment::ScanStop::kEndOfFile) {
+        Problem(path, absl::StrCat(scan->detail, trusted,
+                                   ": reads of these offsets fail"));
+      } else if (!last && scan->next_offset != end_offset) {
+        Problem(path, absl::StrFormat("offsets %d..%d are missing (the "
+                                      "segment ends at %d, the next one "
+                                      "starts at %d): reads skip them",
+                                      scan->next_offset, end_offset - 1,
+                                      scan->next_offset, end_offset));
+      }
     }
-    if (invalid_fields > 0) {
-      Problem(path,
-              absl::StrCat(fields_detail,
-                           invalid_fields > 1
-                               ? absl::StrCat(" (and ", invalid_fields - 1,
-                                              " more batches with invalid "
-                                              "fields)")
-                               : "",
-                           "; its CRC matches, so it was written so, and "
-                           "recovery keeps it"));
+    if (crc_failures_ > 1) {
+      Problem(path, absl::StrCat(crc_failures_ - 1,
+                                 " more batches after it fail their CRC too"));
     }
-    if (foreign.has_value()) {
-      Problem(path, absl::StrFormat(
-                        "batch at position %d has base offset %d, at or past "
-                        "where the next segment begins (%d): bytes appended "
-                        "after a take-over, never served; %s",
-                        foreign->first, foreign->second, end_offset,
-                        RecoveryAction(i, foreign->first, file_size)));
-    } else if (scan->stop != segment::ScanStop::kEndOfFile) {
-      Problem(path,
-              absl::StrCat(scan->detail, "; ",
-                           RecoveryAction(i, scan->valid_end, file_size)));
-    } else if (!last && scan->next_offset != end_offset) {
-      Problem(path,
-              absl::StrFormat("the segment ends at offset %d but the next "
-                              "segment starts at %d: offsets are not "
-                              "contiguous; %s",
-                              scan->next_offset, end_offset,
-                              RecoveryAction(i, file_size, file_size)));
-    }
+    crc_failures_ = 0;
     check_.batches += static_cast<int64_t>(scanned.boundaries.size());
     check_.log_bytes += scanned.valid_end;
-    check_.next_offset = scanned.next_offset;
-    if (checkpoint_ && checkpoint_->segment_base_offset() == id.base_offset &&
-        checkpoint_->segment_epoch() == id.epoch) {
-      CheckCheckpointAgainst(scanned, file_size);
-    }
-    CheckIndexFile(id, SegmentFileKind::kOffsetIndex, scanned, &segment_check);
-    CheckIndexFile(id, SegmentFileKind::kTimeIndex, scanned, &segment_check);
+    const std::string rebuilt =
+        Verified(i, 0) || last
+            ? " (recovery rebuilds it from the log)"
+            : " (rebuilt from the log when the segment is first read)";
+    CheckIndexFile(id, SegmentFileKind::kOffsetIndex, scanned, rebuilt,
+                   &segment_check);
+    CheckIndexFile(id, SegmentFileKind::kTimeIndex, scanned, rebuilt,
+                   &segment_check);
     check_.segments.push_back(segment_check);
+  }
+
+  // One batch of segment `i`: its CRC, then its fields (RecordBatchView::
+  // Parse), where recovery does not look.
+  void CheckBatch(size_t i, const std::string& path,
+                  const RecordBatchView& batch, uint64_t position) {
+    if (Verified(i, position)) return;  // recovery said what it does
+    const uint32_t computed = batch.ComputeCrc();
+    if (computed != batch.crc()) {
+      if (crc_failures_++ > 0) return;
+      Problem(path,
+              absl::StrFormat(
+                  "batch at position %d (offset %d): crc mismatch (stored "
+                  "0x%08x, computed 0x%08x); it lies before where recovery "
+                  "starts verifying (the recovery checkpoint), so it is "
+                  "served as it is and a consumer that checks CRCs fails "
+                  "there: no repair restores it (restore the partition from "
+                  "a replica, or delete the records up to offset %d)",
+                  position, batch.base_offset(), batch.crc(), computed,
+                  batch.last_offset() + 1));
+      return;
+    }
+    absl::Status fields = RecordBatchView::Parse(batch.bytes()).status();
+    if (!fields.ok()) {
+      Problem(path,
+              absl::StrFormat("batch at position %d (offset %d): %s; "
+                              "its CRC matches, so it was written so, "
+                              "and recovery keeps it",
+                              position, batch.base_offset(), fields.message()));
+    }
   }
 
   // The .index or .timeindex file of a segment against its log.
   void CheckIndexFile(const SegmentId& id, SegmentFileKind kind,
-                      const LogLayout& log, SegmentCheck* segment_check) {
+                      const LogLayout& log, const std::string& rebuilt,
+                      SegmentCheck* segment_check) {
     const std::string path = SegmentPath(id, kind);
-    const SegmentFiles& files = files_[{id.base_offset, id.epoch}];
-    std::optional<std::string> bytes = ReadIndexFile(
-        path,
-        kind == SegmentFileKind::kOffsetIndex ? files.index : files.time_index,
-        log, segment_check);
-    if (!bytes.has_value()) return;
+    const std::string name = segment::SegmentFileName(id, kind);
+    const bool reported = std::any_of(
+        check_.recovery.problems.begin(), check_.recovery.problems.end(),
+        [&](const std::string& problem) {
+          return absl::StartsWith(problem, absl::StrCat(name, ": "));
+        });
+    absl::StatusOr<std::string> bytes = fs::ReadFileToString(fs_, path);
+    if (!bytes.ok()) {
+      if (absl::IsNotFound(bytes.status()) && log.valid_end == 0) return;
+      segment_check->index_damaged = true;
+      if (reported) return;  // recovery said what it does about it
+      Problem(path, absl::StrCat(absl::IsNotFound(bytes.status())
+                                     ? "missing"
+                                     : absl::StrCat("unreadable: ",
+                                                    bytes.status().message()),
+                                 rebuilt));
+      return;
+    }
     IndexCheck index_check = kind == SegmentFileKind::kOffsetIndex
                                  ? CheckOffsetIndex(id.base_offset, *bytes, log)
                                  : CheckTimeIndex(id.base_offset, *bytes, log);
@@ -431,87 +311,10 @@ class PartitionChecker {
     if (index_check.misplaced_offset.has_value()) {
       segment_check->misplaced_index_offset = index_check.misplaced_offset;
     }
+    if (reported) return;
     for (const std::string& problem : index_check.problems) {
-      Problem(path, absl::StrCat(problem, RebuiltBy(*segment_check)));
+      Problem(path, absl::StrCat(problem, rebuilt));
     }
-  }
-
-  // The content of an index file, or nullopt (with a finding if it should
-  // have been there).
-  std::optional<std::string> ReadIndexFile(const std::string& path,
-                                           bool present,
-                                           const LogLayout& scanned,
-                                           SegmentCheck* segment_check) {
-    if (!present) {
-      if (scanned.valid_end > 0) {
-        segment_check->index_damaged = true;
-        Problem(path, absl::StrCat("missing", RebuiltBy(*segment_check)));
-      }
-      return std::nullopt;
-    }
-    absl::StatusOr<std::string> bytes = fs::ReadFileToString(fs_, path);
-    if (!bytes.ok()) {
-      segment_check->index_damaged = true;
-      Problem(path, absl::StrCat("unreadable: ", bytes.status().message(),
-                                 RebuiltBy(*segment_check)));
-      return std::nullopt;
-    }
-    return *std::move(bytes);
-  }
-
-  static std::string RebuiltBy(const SegmentCheck& segment_check) {
-    return segment_check.closed
-               ? " (rebuilt from the log when the segment is first read)"
-               : " (recovery rebuilds it from the log)";
-  }
-
-  void CheckCheckpointAgainst(const LogLayout& scanned, uint64_t file_size) {
-    checkpoint_matched_ = true;
-    const std::string path = PathOf(metadata::kCheckpointFileName);
-    const uint64_t position = checkpoint_->position();
-    std::string where = absl::StrFormat(
-        "says bytes [0, %d) of segment %s are durable with next offset %d",
-        position,
-        segment::SegmentStem(SegmentId{checkpoint_->segment_base_offset(),
-                                       checkpoint_->segment_epoch()}),
-        checkpoint_->next_offset());
-    if (position > file_size) {
-      Problem(path, absl::StrFormat("%s, but the file has only %d bytes: "
-                                    "durable data is missing (recovery "
-                                    "ignores the checkpoint)",
-                                    where, file_size));
-      return;
-    }
-    int64_t offset_there = -1;
-    if (position == scanned.valid_end) {
-      offset_there = scanned.next_offset;
-    } else {
-      auto it =
-          std::lower_bound(scanned.boundaries.begin(), scanned.boundaries.end(),
-                           std::make_pair(position, INT64_MIN));
-      if (it != scanned.boundaries.end() && it->first == position) {
-        offset_there = it->second;
-      }
-    }
-    if (offset_there < 0) {
-      Problem(path, absl::StrFormat("%s, but position %d is not where a batch "
-                                    "starts (the framed log ends at %d)",
-                                    where, position, scanned.valid_end));
-    } else if (offset_there != checkpoint_->next_offset()) {
-      Problem(path, absl::StrFormat("%s, but the batch at position %d has "
-                                    "offset %d",
-                                    where, position, offset_there));
-    }
-  }
-
-  void CheckCheckpointMatched() {
-    if (!checkpoint_ || checkpoint_matched_ || kept_.empty()) return;
-    Problem(PathOf(metadata::kCheckpointFileName),
-            absl::StrFormat("names segment %s, which is not in the log "
-                            "(recovery ignores it and verifies every segment)",
-                            segment::SegmentStem(
-                                SegmentId{checkpoint_->segment_base_offset(),
-                                          checkpoint_->segment_epoch()})));
   }
 
   void CheckSnapshots() {
@@ -522,58 +325,23 @@ class PartitionChecker {
           metadata::ReadStateSnapshot(fs_, check_.dir, offset);
       if (!snapshot.ok()) {
         Problem(path, absl::StrCat(snapshot.status().message(),
-                                   " (recovery falls back to an older "
-                                   "snapshot and replays more of the log)"));
-        continue;
-      }
-      if (!kept_.empty() && offset > check_.next_offset) {
+                                   " (recovery uses an older snapshot and "
+                                   "replays more of the log)"));
+      } else if (offset > check_.next_offset) {
         Note(path, absl::StrFormat("past the log end %d: recovery ignores it",
                                    check_.next_offset));
-        continue;
-      }
-      int64_t log_epoch =
-          manifest_ && offset > 0 ? EpochAt(*manifest_, offset - 1) : 0;
-      if (snapshot->leader_epoch() < log_epoch) {
-        Note(path,
-             absl::StrFormat("written by a deposed leader (epoch %d; "
-                             "the log before offset %d is at epoch %d): "
-                             "recovery ignores it",
-                             snapshot->leader_epoch(), offset, log_epoch));
       }
     }
   }
 
-  void CheckLogStart() {
-    if (!manifest_ || kept_.empty()) return;
-    const std::string path = PathOf(metadata::kManifestFileName);
-    const int64_t log_start = manifest_->log_start_offset();
-    if (log_start > check_.next_offset) {
-      Problem(path, absl::StrFormat("log start offset %d is past the log end "
-                                    "%d (recovery clamps it)",
-                                    log_start, check_.next_offset));
-    }
-    for (size_t i = 0; i + 1 < kept_.size(); ++i) {
-      if (kept_[i + 1].base_offset > log_start) break;
-      Note(SegmentPath(kept_[i], SegmentFileKind::kLog),
-           absl::StrFormat("entirely below the log start offset %d (left by "
-                           "an interrupted deletion): recovery deletes it",
-                           log_start));
-    }
-  }
-
+  DiskEngine& engine_;
   fs::FileSystem& fs_;
   PartitionCheck& check_;
-  std::map<std::pair<int64_t, uint32_t>, SegmentFiles> files_;
+  bool has_manifest_ = false;
   std::vector<int64_t> snapshot_offsets_;
-  std::optional<metadata::PartitionManifest> manifest_;
-  std::optional<metadata::RecoveryCheckpoint> checkpoint_;
-  bool checkpoint_matched_ = false;
-  // Where recovery starts verifying (segment index into kept_, position).
-  size_t recovery_start_index_ = 0;
-  uint64_t recovery_start_position_ = 0;
-  // The segments recovery keeps, in log order, and their file sizes.
-  std::vector<SegmentId> kept_;
-  std::vector<uint64_t> kept_sizes_;
+  std::vector<SegmentSummary> segments_;
+  size_t verified_from_index_ = 0;
+  int crc_failures_ = 0;
 };
 
 }  // namespace
@@ -587,12 +355,12 @@ int CountFindings(const std::vector<Finding>& findings, bool problems) {
 int PartitionCheck::problems() const { return CountFindings(findings, true); }
 int PartitionCheck::notes() const { return CountFindings(findings, false); }
 
-PartitionCheck CheckPartition(fs::FileSystem& fs, const TopicPartition& tp,
+PartitionCheck CheckPartition(DiskEngine& engine, const TopicPartition& tp,
                               const std::string& dir) {
   PartitionCheck check;
   check.tp = tp;
   check.dir = dir;
-  PartitionChecker(fs, &check).Run();
+  PartitionChecker(engine, &check).Run();
   return check;
 }
 

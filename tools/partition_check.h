@@ -1,41 +1,25 @@
 // File: tools/partition_check.h
 //
-// The read-only consistency check of one partition directory behind
-// `kaaslog verify`: everything recovery (storage/partition/partition_open.cc)
-// would check or change there, found without changing anything, plus the
-// consistency of what recovery trusts without checking (index files of closed
-// segments, the recovery checkpoint, metadata files).
-//
-// Per partition directory:
-//   * naming: segment files named {epoch:08x}-{base:020d}.{log,index,
-//     timeindex}; other files are reported (misnamed segment files are
-//     problems: the engine ignores them);
-//   * epochs: a segment whose epoch is below an earlier segment's or below
-//     what the manifest's epoch history says for its base offset, or that
-//     duplicates a base offset, was written by a deposed leader (recovery
-//     quarantines it);
-//   * every batch: framing, magic, CRC32C, field values (RecordBatchView::
-//     Parse), offsets contiguous and increasing within and across segments,
-//     no batch past the next segment's base offset. A batch failing its CRC
-//     or field checks is reported and the walk goes on (framing intact);
-//     lost framing or an offset mismatch ends it. Each finding says what
-//     recovery does about it: truncate there, or nothing at all when the
-//     damage lies below the recovery checkpoint, whose bytes recovery
-//     trusts without verifying (PartitionCheck::damage_below_checkpoint);
-//   * indexes: present and consistent with the log
-//     (tools/segment_index_check.h);
-//   * metadata: manifest, recovery checkpoint (it must name a batch boundary
-//     of the log holding its next offset), state snapshots readable; the log
-//     start offset within the log.
-// (tools/data_dir_check.h runs it on every partition of a data dir.)
+// The read-only check of one partition directory behind `kaaslog verify`,
+// in two parts:
+//   * what opening the partition does: a read-only open through the engine
+//     (DiskEngine::OpenReadOnly), which runs the very recovery a leader's
+//     open runs (storage/partition/partition_recovery.h) and changes
+//     nothing. Each of its findings is reported as it is ("recovery: ..."),
+//     and an open that fails is reported with its error: the prediction is
+//     what the engine does, by construction;
+//   * what recovery trusts without checking: the CRC32C and field values of
+//     every batch before where recovery starts verifying (the recovery
+//     checkpoint), the .index and .timeindex of every segment against its
+//     log, the state snapshots, and names the engine ignores.
+// A finding of the second kind in bytes recovery verifies is left out (the
+// first part already says what recovery does there).
 //
 // Findings are "problems" (damage; verify exits 1) or "notes" (benign
-// leftovers the engine cleans up, e.g. a temp file of an interrupted atomic
-// write).
+// leftovers the engine cleans up or ignores).
 //
-// Everything goes through the given FileSystem; callers pass a
-// ReadOnlyFileSystem (tools/read_only_file_system.h) so that nothing can be
-// changed.
+// Everything goes through the engine's filesystem, which callers make a
+// ReadOnlyFileSystem (tools/read_only_file_system.h) over a read-only engine.
 //
 // Thread-safety: thread-compatible.
 
@@ -47,8 +31,8 @@
 #include <string>
 #include <vector>
 
-#include "fs/file_system.h"
 #include "storage/common/api_types.h"
+#include "storage/engine/disk_engine.h"
 #include "storage/segment/segment_name.h"
 
 namespace kaas::tools {
@@ -56,8 +40,7 @@ namespace kaas::tools {
 struct Finding {
   bool problem = true;  // false: a note
   std::string path;     // the file or directory concerned
-  std::string message;  // what is wrong, where (positions, offsets), and
-                        // what recovery does about it
+  std::string message;  // what is wrong, where, and what the engine does
 };
 
 // What the check learned about one segment that recovery keeps.
@@ -80,12 +63,12 @@ struct PartitionCheck {
   std::vector<SegmentCheck> segments;
   int64_t batches = 0;
   uint64_t log_bytes = 0;
-  int64_t first_offset = -1;  // base offset of the first segment
-  int64_t next_offset = -1;   // one past the last valid batch
-  int64_t leader_epoch = -1;  // from the manifest, -1 if unreadable
-  // Damage lies in bytes the recovery checkpoint vouches for: recovery
-  // trusts them without verifying, so it would not repair it.
-  bool damage_below_checkpoint = false;
+  int64_t first_offset = -1;  // log start offset after recovery
+  int64_t next_offset = -1;   // log end offset after recovery
+  int64_t leader_epoch = -1;  // -1 if the partition does not open
+  // What a leader's open does (the read-only open's report).
+  OpenReport recovery;
+  bool opens = false;
 
   int problems() const;
   int notes() const;
@@ -94,8 +77,8 @@ struct PartitionCheck {
 // How many of `findings` are problems (`problems`) or notes (!`problems`).
 int CountFindings(const std::vector<Finding>& findings, bool problems);
 
-// Checks the partition directory `dir` of `tp`.
-PartitionCheck CheckPartition(fs::FileSystem& fs, const TopicPartition& tp,
+// Checks the partition dir `dir` of `tp` through `engine` (read-only).
+PartitionCheck CheckPartition(DiskEngine& engine, const TopicPartition& tp,
                               const std::string& dir);
 
 }  // namespace kaas::tools

@@ -30,12 +30,12 @@
 #include "tools/subcommands.h"
 
 ABSL_FLAG(bool, repair, false,
-          "Repair the partitions with problems the way the engine does when "
-          "it opens them (truncate a torn or corrupt tail, rebuild indexes, "
-          "quarantine a deposed leader's segment, recreate a lost manifest; "
-          "a recovery checkpoint vouching for damaged bytes is set aside "
-          "first, so that recovery verifies them), report what was done, and "
-          "check again.");
+          "Repair the partitions with problems exactly the way the engine "
+          "does when it opens them (what the check says recovery does: "
+          "truncate a torn tail, delete strays, quarantine a deposed leader's "
+          "segment, rebuild indexes, recreate a lost manifest) and nothing "
+          "more, report what was done, and check again. Damage recovery does "
+          "not see (below the recovery checkpoint) stays, reported.");
 
 namespace kaas::tools {
 namespace {
@@ -120,22 +120,11 @@ absl::Status RebuildClosedSegmentIndexes(fs::FileSystem& fs,
   return absl::OkStatus();
 }
 
-// Repairs one partition; returns false if something could not be done.
+// Repairs one partition the way opening it does (a leader's recovery), then
+// does what the first read of a closed segment with damaged indexes does;
+// returns false if something could not be done.
 bool RepairPartition(DiskEngine& engine, const PartitionCheck& before,
                      std::ostream& out) {
-  if (before.damage_below_checkpoint) {
-    // What recovery does with a checkpoint it cannot trust: set it aside and
-    // verify every segment.
-    absl::Status status = metadata::QuarantineMetadataFile(
-        engine.fs(), before.dir, metadata::kCheckpointFileName);
-    out << "repair " << before.tp.ToString()
-        << ": the recovery checkpoint vouches for damaged bytes; "
-        << (status.ok()
-                ? "set it aside as recovery-checkpoint.corrupt"
-                : absl::StrCat("could not set it aside: ", status.ToString()))
-        << "\n";
-    if (!status.ok()) return false;
-  }
   absl::StatusOr<OpenReport> report = engine.RecoverPartition(before.tp);
   if (!report.ok()) {
     out << "repair " << before.tp.ToString()
@@ -143,17 +132,23 @@ bool RepairPartition(DiskEngine& engine, const PartitionCheck& before,
     return false;
   }
   PrintOpenReport(before.tp, *report, out);
-  // Recovery leaves closed segments' index files to their first read.
-  ReadOnlyFileSystem read_only(&engine.fs());
-  PartitionCheck after = CheckPartition(read_only, before.tp, before.dir);
   absl::StatusOr<PartitionConfig> config = engine.EffectiveConfig(before.tp);
-  uint64_t index_interval = config.ok() ? config->index_interval_bytes : 4096;
+  const uint64_t index_interval =
+      config.ok() ? config->index_interval_bytes : 4096;
+  // Closed segments' index files are recovery's to leave to their first
+  // read: do it now, holding the partition's lock as any writer does.
+  absl::StatusOr<std::unique_ptr<fs::FileLock>> lock =
+      metadata::LockPartitionDir(engine.fs(), before.dir);
+  if (!lock.ok()) {
+    out << "repair " << before.tp.ToString() << ": " << lock.status() << "\n";
+    return false;
+  }
   bool ok = true;
-  for (size_t i = 0; i + 1 < after.segments.size(); ++i) {
-    const SegmentCheck& segment = after.segments[i];
+  for (size_t i = 0; i + 1 < before.segments.size(); ++i) {
+    const SegmentCheck& segment = before.segments[i];
     if (!segment.closed || !segment.index_damaged) continue;
     absl::Status status = RebuildClosedSegmentIndexes(
-        engine.fs(), after.dir, segment, after.segments[i + 1].id.base_offset,
+        engine.fs(), before.dir, segment, before.segments[i + 1].id.base_offset,
         index_interval);
     out << "repair " << before.tp.ToString() << ": indexes of segment "
         << segment::SegmentStem(segment.id)
@@ -163,6 +158,18 @@ bool RepairPartition(DiskEngine& engine, const PartitionCheck& before,
     ok &= status.ok();
   }
   return ok;
+}
+
+// A read-only engine over `read_only` (nothing it does can change the dir).
+absl::StatusOr<std::unique_ptr<DiskEngine>> InspectingEngine(
+    ReadOnlyFileSystem& read_only, const std::string& data_dir) {
+  DiskEngine::Options options;
+  options.data_dir = data_dir;
+  options.fs = &read_only;
+  options.read_only = true;
+  options.io_threads = 1;
+  options.producer_expiry_interval = absl::ZeroDuration();
+  return DiskEngine::Create(std::move(options));
 }
 
 int RunVerify(const CommandLine& command_line) {
@@ -177,13 +184,20 @@ int RunVerify(const CommandLine& command_line) {
     return Failure(self, absl::StrCat(data_dir, " is not a directory"));
   }
   std::cout << "Checking data dir " << data_dir << " (read-only)\n";
-  DataDirCheck check = CheckDataDir(read_only, data_dir);
+  DataDirCheck check;
+  {
+    absl::StatusOr<std::unique_ptr<DiskEngine>> engine =
+        InspectingEngine(read_only, data_dir);
+    if (!engine.ok()) return Failure(self, engine.status().ToString());
+    check = CheckDataDir(**engine, data_dir);
+  }
   PrintCheck(check, std::cout);
   if (!absl::GetFlag(FLAGS_repair) || check.problems() == 0) {
     return check.problems() == 0 ? kExitOk : kExitProblems;
   }
 
-  std::cout << "\nRepairing " << data_dir << "\n";
+  std::cout << "\nRepairing " << data_dir
+            << " (what opening each partition does)\n";
   bool repaired = true;
   {
     DiskEngine::Options options;
@@ -201,7 +215,13 @@ int RunVerify(const CommandLine& command_line) {
     }
   }
   std::cout << "\nChecking " << data_dir << " again\n";
-  DataDirCheck after = CheckDataDir(read_only, data_dir);
+  DataDirCheck after;
+  {
+    absl::StatusOr<std::unique_ptr<DiskEngine>> engine =
+        InspectingEngine(read_only, data_dir);
+    if (!engine.ok()) return Failure(self, engine.status().ToString());
+    after = CheckDataDir(**engine, data_dir);
+  }
   PrintCheck(after, std::cout);
   return repaired && after.problems() == 0 ? kExitOk : kExitProblems;
 }

@@ -127,6 +127,8 @@ struct LogStartAdvance {
 // One segment, as the cleaner and stats see it.
 struct SegmentSummary {
   int64_t base_offset = 0;
+  // The leader epoch that created it (the epoch in its file name).
+  int64_t epoch = 0;
   int64_t next_offset = 0;
   uint64_t size_bytes = 0;
   bool active = false;

@@ -43,9 +43,24 @@ absl::StatusOr<std::unique_ptr<DiskEngine>> DiskEngine::Create(
       placement::LogDirSet::Create(engine->options_.data_dir,
                                    engine->options_.extra_log_dirs));
   engine->log_dirs_.emplace(std::move(dirs));
-  if (absl::Status created =
-          fs::CreateDirsDurably(*engine->fs_, engine->options_.data_dir);
-      !created.ok()) {
+  const std::string& data_dir = engine->options_.data_dir;
+  if (engine->options_.read_only) {
+    absl::StatusOr<fs::FileInfo> info = engine->fs_->Stat(data_dir);
+    if (!info.ok() || !info->is_directory) {
+      return StorageError(
+          StorageErrorCode::kInvalidConfig,
+          absl::StrCat("no data dir ", data_dir,
+                       info.ok()
+                           ? ": not a directory"
+                           : absl::StrCat(": ", info.status().message())));
+    }
+    KAAS_ASSIGN_OR_RETURN(engine->fences_,
+                          EnsureStorageError(metadata::ProducerFenceStore::Load(
+                              engine->fs_, data_dir, /*read_only=*/true,
+                              &engine->start_up_problems_)));
+  } else if (absl::Status created =
+                 fs::CreateDirsDurably(*engine->fs_, data_dir);
+             !created.ok()) {
     // A data dir that is a file, or under one, is the operator's to fix.
     return StorageError(
         absl::IsFailedPrecondition(created) ? StorageErrorCode::kInvalidConfig
@@ -53,9 +68,11 @@ absl::StatusOr<std::unique_ptr<DiskEngine>> DiskEngine::Create(
         absl::StrCat("cannot use the data dir ", engine->options_.data_dir,
                      ": ", created.message()));
   }
-  KAAS_ASSIGN_OR_RETURN(engine->fences_,
-                        EnsureStorageError(metadata::ProducerFenceStore::Load(
-                            engine->fs_, engine->options_.data_dir)));
+  if (!engine->options_.read_only) {
+    KAAS_ASSIGN_OR_RETURN(engine->fences_,
+                          EnsureStorageError(metadata::ProducerFenceStore::Load(
+                              engine->fs_, data_dir)));
+  }
 
   // Inventory: list and stat only.
   for (const placement::LogDirInfo& dir : engine->log_dirs_->All()) {
@@ -143,6 +160,14 @@ void DiskEngine::ScheduleProducerExpiry() {
           ScheduleProducerExpiry();
         });
       });
+}
+
+absl::Status DiskEngine::CheckWritable(absl::string_view operation) const {
+  if (!options_.read_only) return absl::OkStatus();
+  return StorageError(StorageErrorCode::kInvalidRequest,
+                      absl::StrCat(operation,
+                                   ": the engine was created "
+                                   "read-only (for inspection)"));
 }
 
 absl::StatusOr<std::shared_ptr<Partition>> DiskEngine::Led(
@@ -421,6 +446,7 @@ absl::StatusOr<std::optional<TopicConfigOverrides>> DiskEngine::GetTopicConfig(
 
 absl::Status DiskEngine::FenceProducerEpoch(int64_t producer_id,
                                             int16_t producer_epoch) {
+  KAAS_RETURN_IF_ERROR(CheckWritable("FenceProducerEpoch"));
   if (producer_id < 0 || producer_epoch < 0) {
     return StorageError(StorageErrorCode::kInvalidRequest,
                         absl::StrCat("cannot fence producer ", producer_id,

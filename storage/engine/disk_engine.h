@@ -95,6 +95,12 @@ class DiskEngine final : public StorageEngine, public RetentionHost {
     // How often idle producers are expired (Kafka:
     // producer.id.expiration.check.interval.ms, 10 minutes); zero disables.
     absl::Duration producer_expiry_interval = absl::Minutes(10);
+    // An engine for looking, never for changing (tools): the data dir must
+    // exist, nothing is created, written or locked, partitions open only
+    // through OpenReadOnly, and every call that would lead or change a
+    // partition fails with kInvalidRequest. Damaged producer fences do not
+    // fail Create: they are in StartUpProblems().
+    bool read_only = false;
   };
 
   // Validates the options, creates the data dir if needed, lists the log
@@ -192,10 +198,24 @@ class DiskEngine final : public StorageEngine, public RetentionHost {
   // the partition serves reads of the log as recovery sees it (even while
   // another engine leads it, or on a read-only or full volume) until the
   // caller abandons it. For tools (`kaaslog read`). Blocking.
+  // `config`, if given, replaces the partition's effective config (a tool
+  // inspecting a partition whose topic config is invalid).
   absl::StatusOr<std::shared_ptr<Partition>> OpenReadOnly(
-      const TopicPartition& tp, OpenReport* report);
+      const TopicPartition& tp, OpenReport* report,
+      const PartitionConfig* config = nullptr);
+
+  // Every partition's config before its topic's overrides.
+  const PartitionConfig& default_config() const {
+    return options_.default_config;
+  }
 
   fs::FileSystem& fs() { return *fs_; }
+
+  // What Create found wrong with the data dir's own files (the producer
+  // fences) and what a writable start-up does about it.
+  const std::vector<std::string>& StartUpProblems() const {
+    return start_up_problems_;
+  }
 
  private:
   struct Resolved {
@@ -205,6 +225,8 @@ class DiskEngine final : public StorageEngine, public RetentionHost {
 
   explicit DiskEngine(Options options);
 
+  // kInvalidRequest naming `operation` when the engine is read-only.
+  absl::Status CheckWritable(absl::string_view operation) const;
   // The led partition, kNotLeader / kMigrating otherwise.
   absl::StatusOr<std::shared_ptr<Partition>> Led(const TopicPartition& tp);
   // kMigrating while `tp` is being moved. Lifecycle calls check it before
@@ -274,6 +296,7 @@ class DiskEngine final : public StorageEngine, public RetentionHost {
   std::optional<placement::LogDirSet> log_dirs_;
   std::unique_ptr<metadata::ProducerFenceStore> fences_;
   std::vector<TopicPartition> on_disk_;
+  std::vector<std::string> start_up_problems_;
 
   mutable absl::Mutex resolvers_mu_;
   std::shared_ptr<const placement::PlacementResolver> placement_

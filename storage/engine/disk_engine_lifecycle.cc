@@ -167,6 +167,7 @@ absl::StatusOr<int64_t> DiskEngine::TakeOver(const TopicPartition& tp,
   // directory behind, and the map of lifecycle locks holds valid names only.
   KAAS_RETURN_IF_ERROR(ValidateTopicPartition(tp));
   KAAS_RETURN_IF_ERROR(ValidateLeaderEpoch(leader_epoch));
+  KAAS_RETURN_IF_ERROR(CheckWritable("TakeOver"));
   const uint64_t abandons = AbandonsOf(tp.topic);
   // Before the lifecycle lock, which a move holds for its whole copy.
   KAAS_RETURN_IF_ERROR(CheckNotMigrating(tp));
@@ -294,6 +295,7 @@ absl::Status DiskEngine::Drain() {
 
 absl::Status DiskEngine::CreatePartition(const TopicPartition& tp) {
   KAAS_RETURN_IF_ERROR(ValidateTopicPartition(tp));
+  KAAS_RETURN_IF_ERROR(CheckWritable("CreatePartition"));
   KAAS_RETURN_IF_ERROR(CheckNotMigrating(tp));
   std::shared_ptr<absl::Mutex> lifecycle = LifecycleLock(tp);
   absl::MutexLock lifecycle_lock(lifecycle.get());
@@ -308,6 +310,7 @@ absl::Status DiskEngine::CreatePartition(const TopicPartition& tp) {
 
 absl::Status DiskEngine::DeletePartition(const TopicPartition& tp) {
   KAAS_RETURN_IF_ERROR(ValidateTopicPartition(tp));
+  KAAS_RETURN_IF_ERROR(CheckWritable("DeletePartition"));
   KAAS_RETURN_IF_ERROR(CheckNotMigrating(tp));
   std::shared_ptr<absl::Mutex> lifecycle = LifecycleLock(tp);
   absl::MutexLock lifecycle_lock(lifecycle.get());
@@ -334,6 +337,7 @@ absl::Status DiskEngine::DeletePartition(const TopicPartition& tp) {
 absl::StatusOr<OpenReport> DiskEngine::RecoverPartition(
     const TopicPartition& tp) {
   KAAS_RETURN_IF_ERROR(ValidateTopicPartition(tp));
+  KAAS_RETURN_IF_ERROR(CheckWritable("RecoverPartition"));
   std::shared_ptr<absl::Mutex> lifecycle = LifecycleLock(tp);
   absl::MutexLock lifecycle_lock(lifecycle.get());
   if (Led(tp).ok()) {
@@ -353,11 +357,17 @@ absl::StatusOr<OpenReport> DiskEngine::RecoverPartition(
 }
 
 absl::StatusOr<std::shared_ptr<Partition>> DiskEngine::OpenReadOnly(
-    const TopicPartition& tp, OpenReport* report) {
+    const TopicPartition& tp, OpenReport* report,
+    const PartitionConfig* config) {
   KAAS_RETURN_IF_ERROR(ValidateTopicPartition(tp));
   KAAS_ASSIGN_OR_RETURN(Resolved where, EnsureStorageError(Resolve(tp)));
-  KAAS_ASSIGN_OR_RETURN(PartitionConfig config, ConfigAt(where));
-  return EnsureStorageError(Partition::Open(runtime(), where.dir, config,
+  PartitionConfig effective;
+  if (config != nullptr) {
+    effective = *config;
+  } else {
+    KAAS_ASSIGN_OR_RETURN(effective, ConfigAt(where));
+  }
+  return EnsureStorageError(Partition::Open(runtime(), where.dir, effective,
                                             fences_->Snapshot(), report,
                                             PartitionAccess::kReadOnly));
 }
@@ -384,6 +394,7 @@ absl::Status DiskEngine::CompleteInterruptedMove(
 
 absl::StatusOr<std::string> DiskEngine::MovePartitionToLogDir(
     const TopicPartition& tp, absl::string_view log_dir) {
+  KAAS_RETURN_IF_ERROR(CheckWritable("MovePartitionToLogDir"));
   KAAS_ASSIGN_OR_RETURN(const placement::LogDirInfo* target,
                         log_dirs_->ResolveMoveTarget(log_dir));
   KAAS_RETURN_IF_ERROR(ValidateTopicPartition(tp));

@@ -78,9 +78,12 @@ absl::StatusOr<FenceCopy> ReadCopy(fs::FileSystem& fs, const std::string& dir,
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<ProducerFenceStore>> ProducerFenceStore::Load(
-    fs::FileSystem* fs, std::string dir) {
+    fs::FileSystem* fs, std::string dir, bool read_only,
+    std::vector<std::string>* problems) {
   std::unique_ptr<ProducerFenceStore> store(
-      new ProducerFenceStore(fs, std::move(dir)));
+      new ProducerFenceStore(fs, std::move(dir), read_only));
+  std::vector<std::string> ignored;
+  if (problems == nullptr) problems = &ignored;
   const std::string& at = store->dir_;
   KAAS_ASSIGN_OR_RETURN(FenceCopy primary,
                         ReadCopy(*fs, at, kProducerFencesFileName));
@@ -101,6 +104,8 @@ absl::StatusOr<std::unique_ptr<ProducerFenceStore>> ProducerFenceStore::Load(
                               ReadCopy(*fs, at, kLegacyProducerFencesFileName));
         if (old.state == State::kCorrupt) {
           LOG(ERROR) << old.problem << ": legacy producer fences corrupt";
+          problems->push_back(
+              absl::StrCat(old.problem, ": legacy fences corrupt, ignored"));
         }
         store->Merge(old.fences);
       }
@@ -108,7 +113,7 @@ absl::StatusOr<std::unique_ptr<ProducerFenceStore>> ProducerFenceStore::Load(
     }
     // Every copy that exists is corrupt: starting would forget fences and let
     // a fenced producer epoch write again.
-    return StorageError(
+    absl::Status refused = StorageError(
         StorageErrorCode::kStorageError,
         absl::StrCat(
             "the producer fences are corrupt in every copy (",
@@ -122,6 +127,9 @@ absl::StatusOr<std::unique_ptr<ProducerFenceStore>> ProducerFenceStore::Load(
             at, "/", kProducerFencesFileName, ", ", at, "/",
             kProducerFencesCopyFileName,
             ") to start knowingly without fences"));
+    if (!read_only) return refused;
+    problems->push_back(std::string(refused.message()));
+    return store;
   }
   store->Merge(primary.fences);
   store->Merge(second.fences);
@@ -133,11 +141,16 @@ absl::StatusOr<std::unique_ptr<ProducerFenceStore>> ProducerFenceStore::Load(
   // both are rewritten from what survives, the damaged one set aside first.
   for (const FenceCopy* copy : {&primary, &second}) {
     if (copy->state != State::kCorrupt) continue;
+    problems->push_back(absl::StrCat(
+        copy->problem,
+        ": set aside at start-up, and rewritten from the other copy"));
+    if (read_only) continue;
     LOG(ERROR) << copy->problem << ": set aside, rewritten from the other copy";
     absl::string_view name = copy == &primary ? kProducerFencesFileName
                                               : kProducerFencesCopyFileName;
     KAAS_RETURN_IF_ERROR(QuarantineMetadataFile(*fs, at, name));
   }
+  if (read_only) return store;
   absl::MutexLock lock(&store->mu_);
   KAAS_RETURN_IF_ERROR(store->WriteLocked());
   return store;
@@ -157,6 +170,10 @@ void ProducerFenceStore::Merge(const ProducerFences& fences) {
 
 absl::Status ProducerFenceStore::Fence(int64_t producer_id, int16_t epoch,
                                        int64_t now_ms, int64_t expiration_ms) {
+  if (read_only_) {
+    return StorageError(StorageErrorCode::kInvalidRequest,
+                        "the producer fences were loaded read-only");
+  }
   absl::MutexLock lock(&mu_);
   auto& entry = fences_[producer_id];
   entry = {std::max<int32_t>(entry.first, epoch), now_ms};

@@ -27,6 +27,7 @@
 #include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
@@ -60,8 +61,15 @@ class ProducerFenceStore {
   // write again). A copy that cannot be read (an I/O or permission error) is
   // kStorageError naming it, and one of a newer format kFailedPrecondition
   // naming it: nothing is set aside or rewritten then.
+  //
+  // `read_only` changes nothing: a damaged copy is neither set aside nor
+  // rewritten, and a store whose every copy is corrupt loads empty instead
+  // of failing (tools inspecting a data dir; such a store refuses Fence).
+  // `problems`, if not null, receives what was found wrong and what a
+  // writable load does about it.
   static absl::StatusOr<std::unique_ptr<ProducerFenceStore>> Load(
-      fs::FileSystem* fs, std::string dir);
+      fs::FileSystem* fs, std::string dir, bool read_only = false,
+      std::vector<std::string>* problems = nullptr);
 
   // Records that `producer_id` is fenced at `epoch` (keeps the highest) and
   // rewrites both copies, one after the other; OK only once both are
@@ -74,8 +82,8 @@ class ProducerFenceStore {
   ProducerFences Snapshot() const;
 
  private:
-  ProducerFenceStore(fs::FileSystem* fs, std::string dir)
-      : fs_(fs), dir_(std::move(dir)) {}
+  ProducerFenceStore(fs::FileSystem* fs, std::string dir, bool read_only)
+      : fs_(fs), dir_(std::move(dir)), read_only_(read_only) {}
 
   // Adds `fences` (keeping the highest epoch per producer).
   void Merge(const ProducerFences& fences) ABSL_LOCKS_EXCLUDED(mu_);
@@ -84,6 +92,7 @@ class ProducerFenceStore {
 
   fs::FileSystem* const fs_;
   const std::string dir_;
+  const bool read_only_;
   mutable absl::Mutex mu_;
   // producer id -> (epoch, fenced at ms)
   absl::flat_hash_map<int64_t, std::pair<int32_t, int64_t>> fences_

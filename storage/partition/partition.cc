@@ -103,6 +103,7 @@ std::vector<SegmentSummary> Partition::SummarizeSegments(
     const auto& segment = list[i];
     SegmentSummary summary;
     summary.base_offset = segment->base_offset();
+    summary.epoch = segment->epoch();
     summary.next_offset = i + 1 < list.size() ? list[i + 1]->base_offset()
                                               : segment->next_offset();
     summary.size_bytes = segment->size();

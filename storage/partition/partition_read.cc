@@ -109,6 +109,9 @@ absl::StatusOr<ReadResult> Partition::Read(int64_t offset, size_t max_bytes,
           result.next_offset < LogStartOffset()) {
         return DeletedWhileReading(result.next_offset);
       }
+      // What was read before stays a result; the next fetch, which starts
+      // here, reports the error.
+      if (result.batches > 0) break;
       return StorageError(
           StorageErrorCode::kStorageError,
           absl::StrCat("read ", dir_, ": ", read.status().message()));

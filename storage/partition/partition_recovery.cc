@@ -75,7 +75,7 @@ void PartitionRecovery::Note(std::string problem) {
 }
 
 absl::Status PartitionRecovery::Drop(Segment& segment, const std::string& why) {
-  Note(absl::StrCat("deletes ", LogName(segment.id()), ": ", why));
+  Note(absl::StrCat(LogName(segment.id()), ": deletes it: ", why));
   report_.deleted.push_back(LogName(segment.id()));
   ++report_.deleted_segments;
   dir_changed_ = true;
@@ -97,6 +97,10 @@ absl::StatusOr<RecoveredLog> PartitionRecovery::Run(
                         ApplyPlan(plan));
   KAAS_ASSIGN_OR_RETURN(RecoveryStartPoint start, ChooseStart(segments));
   report_.used_checkpoint = start.from_checkpoint;
+  if (!segments.empty()) {
+    report_.verified_from_file = LogName(segments[start.segment_index]->id());
+    report_.verified_from_position = start.start.position;
+  }
   const int64_t floor = DurableFloor(out.manifest, start, listing);
   report_.durable_floor = floor;
 
@@ -122,8 +126,8 @@ absl::StatusOr<RecoveredLog> PartitionRecovery::Run(
       break;
     }
     Note(absl::StrCat(
-        "state snapshot ", metadata::SnapshotFileName(offset),
-        " unusable (replaying more of the log): ", status.message()));
+        metadata::SnapshotFileName(offset),
+        ": unusable, replays more of the log instead: ", status.message()));
   }
   // The trusted part between the snapshot and the verification start.
   for (size_t i = 0; i <= start.segment_index && i < segments.size(); ++i) {
@@ -172,16 +176,17 @@ absl::StatusOr<RecoveredLog> PartitionRecovery::Run(
     if (!recovery.index_problem.empty()) {
       Note(absl::StrCat(segment::SegmentFileName(segment->id(),
                                                  SegmentFileKind::kOffsetIndex),
-                        ": rebuilds it (", recovery.index_problem, ")"));
+                        ": rebuilds it from the log (", recovery.index_problem,
+                        ")"));
     }
     // (Recover stops with kEndOfFile only when it consumed the whole file,
     // so a truncation always comes with another stop reason.)
     const bool ended_early =
         recovery.scan.stop != segment::ScanStop::kEndOfFile;
     if (ended_early) {
-      report_.truncations.push_back({LogName(segment->id()),
-                                     recovery.scan.valid_end,
-                                     recovery.truncated_bytes});
+      report_.truncations.push_back(
+          {LogName(segment->id()), recovery.scan.valid_end,
+           recovery.truncated_bytes, recovery.scan.detail});
       if (leader()) dir_changed_ = true;
       Note(absl::StrFormat("%s: truncates %d bytes at position %d: %s",
                            LogName(segment->id()), recovery.truncated_bytes,
@@ -209,10 +214,10 @@ absl::StatusOr<RecoveredLog> PartitionRecovery::Run(
         // tail. The later segments are kept (they verify on their own); the
         // offsets in between are gone.
         Note(absl::StrFormat(
-            "offsets %d..%d are lost (%s ends there, the next segment starts "
-            "at %d); data up to offset %d was durable, so this is damage, "
-            "not a torn tail: the later segments are kept",
-            lost_from, from.end_offset - 1, LogName(segment->id()),
+            "%s: offsets %d..%d are lost (the segment ends there, the next "
+            "one starts at %d); data up to offset %d was durable, so this is "
+            "damage, not a torn tail: the later segments are kept",
+            LogName(segment->id()), lost_from, from.end_offset - 1,
             from.end_offset, floor));
       } else {
         // A crash's tail: everything after the first invalid byte (or the
@@ -273,8 +278,8 @@ absl::StatusOr<RecoveredLog> PartitionRecovery::Run(
                                              first_offset, out.next_offset);
   if (out.manifest.valid && manifest.log_start_offset() > out.next_offset) {
     Note(
-        absl::StrFormat("manifest log start %d is past the recovered log "
-                        "end %d: clamped",
+        absl::StrFormat("manifest: its log start %d is past the recovered "
+                        "log end %d: clamped",
                         manifest.log_start_offset(), out.next_offset));
   }
   replay.ApplyFences(fences);
@@ -393,8 +398,8 @@ absl::StatusOr<ManifestState> PartitionRecovery::LoadManifest() {
   }
   state.corrupt = true;
   Note(
-      absl::StrCat("sets the corrupt manifest aside as manifest.corrupt and "
-                   "recovers from the log: ",
+      absl::StrCat("manifest: sets the corrupt manifest aside as "
+                   "manifest.corrupt and recovers from the log: ",
                    read.status().message()));
   report_.quarantined.push_back(std::string(metadata::kManifestFileName));
   if (leader()) {
@@ -517,9 +522,11 @@ PartitionRecovery::ApplyPlan(SegmentPlan& plan) {
       KAAS_RETURN_IF_ERROR(Drop(*segment, removal.reason));
       continue;
     }
-    Note(absl::StrFormat("quarantines segment %s (%d bytes): %s",
-                         segment::SegmentStem(removal.segment.id),
-                         removal.segment.size, removal.reason));
+    Note(absl::StrFormat(
+        "%s: sets it aside as %s%s (%d bytes, never "
+        "served): %s",
+        LogName(removal.segment.id), LogName(removal.segment.id),
+        segment::kQuarantineSuffix, removal.segment.size, removal.reason));
     report_.quarantined.push_back(LogName(removal.segment.id));
     dir_changed_ = true;
     if (leader()) KAAS_RETURN_IF_ERROR(segment->Quarantine());
@@ -570,12 +577,11 @@ PartitionRecovery::ApplyPlan(SegmentPlan& plan) {
     KAAS_ASSIGN_OR_RETURN(segment::ScanResult end, previous.FindEnd());
     if (end.next_offset != (*next)->base_offset()) {
       Note(absl::StrFormat(
-          "offsets %d..%d are missing: segment %s ends at %d and the next "
-          "segment starts at %d (the empty file at %d was probably a "
+          "%s: offsets %d..%d are missing: the segment ends at %d and the "
+          "next one starts at %d (the empty file at %d was probably a "
           "segment emptied by damage); reads skip them",
-          end.next_offset, (*next)->base_offset() - 1,
-          segment::SegmentStem(previous.id()), end.next_offset,
-          (*next)->base_offset(), base));
+          LogName(previous.id()), end.next_offset, (*next)->base_offset() - 1,
+          end.next_offset, (*next)->base_offset(), base));
     }
   }
   return segments;
@@ -603,8 +609,8 @@ absl::StatusOr<RecoveryStartPoint> PartitionRecovery::ChooseStart(
   if (!checkpoint.ok()) {
     // Corrupt, or a newer format: only an optimisation, rebuilt after.
     Note(
-        absl::StrCat("sets the unreadable recovery checkpoint aside and "
-                     "verifies every segment: ",
+        absl::StrCat("recovery-checkpoint: sets it aside and verifies every "
+                     "segment: ",
                      checkpoint.status().message()));
     report_.quarantined.push_back(std::string(metadata::kCheckpointFileName));
     if (leader()) {
@@ -640,9 +646,9 @@ absl::StatusOr<RecoveryStartPoint> PartitionRecovery::ChooseStart(
   }
   if (!segments.empty()) {
     Note(
-        absl::StrFormat("ignores the recovery checkpoint (segment %s, "
-                        "position %d, next offset %d), which does not agree "
-                        "with the log: verifies every segment",
+        absl::StrFormat("recovery-checkpoint: ignores it (segment %s, "
+                        "position %d, next offset %d): it does not agree "
+                        "with the log; verifies every segment",
                         segment::SegmentStem({checkpoint->segment_base_offset(),
                                               checkpoint->segment_epoch()}),
                         checkpoint->position(), checkpoint->next_offset()));

@@ -95,12 +95,18 @@ struct OpenReport {
     std::string file;  // name in the partition dir
     uint64_t position = 0;
     uint64_t bytes = 0;  // cut off from `position` to the end of the file
+    std::string reason;
   };
   std::vector<Truncation> truncations;
   std::vector<std::string> deleted;      // segment files removed
   std::vector<std::string> quarantined;  // file names set aside
   std::vector<std::string> problems;     // human-readable findings
-  int64_t snapshot_offset = -1;          // state snapshot used (-1: none)
+  // Where verification began: the segment file and the position in it
+  // (the recovery checkpoint's, or 0 of the first segment). Bytes before it
+  // are trusted, not verified.
+  std::string verified_from_file;
+  uint64_t verified_from_position = 0;
+  int64_t snapshot_offset = -1;  // state snapshot used (-1: none)
   int64_t replayed_batches = 0;
   bool used_checkpoint = false;
   // The highest offset metadata proves durable (see the file comment).

@@ -178,7 +178,9 @@ absl::StatusOr<SegmentRecovery> Segment::Recover(const RecoveryStart& start,
     if (bytes.ok()) {
       index = OffsetIndex::Decode(id_.base_offset, *bytes, recovery.file_size);
     } else {
-      index.problem = std::string(bytes.status().message());
+      index.problem = absl::IsNotFound(bytes.status())
+                          ? "missing"
+                          : std::string(bytes.status().message());
     }
     bytes = fs::ReadFileToString(
         *fs_, path(SegmentFileKind::kTimeIndex),
@@ -187,7 +189,9 @@ absl::StatusOr<SegmentRecovery> Segment::Recover(const RecoveryStart& start,
       time_index = TimeIndex::Decode(id_.base_offset, *bytes,
                                      std::numeric_limits<int64_t>::max());
     } else {
-      time_index.problem = std::string(bytes.status().message());
+      time_index.problem = absl::IsNotFound(bytes.status())
+                               ? "missing"
+                               : std::string(bytes.status().message());
     }
   }
   index.index.TruncateToPosition(start.position);
@@ -573,10 +577,17 @@ absl::StatusOr<std::shared_ptr<const SegmentReadState>> Segment::RebuildIndexes(
     LOG(WARNING) << path(SegmentFileKind::kLog)
                  << ": index rebuild stopped early: " << scan.detail;
   }
-  // Serve only what the walk proved framed.
+  // Serve only what the walk proved framed. Damage it found ends the
+  // readable part: reads of the offsets from there to the segment's end
+  // fail (never skip them silently).
   size_.store(scan.valid_end, std::memory_order_release);
-  if (next_offset() < 0 || scan.stop != ScanStop::kEndOfFile) {
+  if (next_offset() < 0) {
     next_offset_.store(scan.next_offset, std::memory_order_release);
+  }
+  if (scan.stop != ScanStop::kEndOfFile) {
+    absl::MutexLock lock(&mu_);
+    unreadable_detail_ = scan.detail;
+    unreadable_from_.store(scan.next_offset, std::memory_order_release);
   }
   max_timestamp_.store(max_timestamp);
   offset_of_max_timestamp_.store(offset_of_max);
@@ -603,11 +614,37 @@ absl::StatusOr<std::shared_ptr<const SegmentReadState>> Segment::RebuildIndexes(
   return state;
 }
 
+absl::Status Segment::UnreadableError(int64_t offset) const {
+  absl::MutexLock lock(&mu_);
+  return absl::DataLossError(absl::StrCat(
+      path(SegmentFileKind::kLog), ": offset ", offset,
+      " cannot be read: the batches end at offset ", unreadable_from_.load(),
+      " (", unreadable_detail_,
+      "), damage recovery did not see (below the recovery checkpoint); "
+      "kaaslog verify tells more"));
+}
+
 absl::StatusOr<BatchReadResult> Segment::Read(int64_t offset,
                                               int64_t end_offset,
                                               size_t max_bytes) {
   KAAS_ASSIGN_OR_RETURN(std::shared_ptr<const SegmentReadState> state,
                         ReadState());
+  absl::StatusOr<BatchReadResult> result =
+      ReadWithRetry(std::move(state), offset, end_offset, max_bytes);
+  const int64_t unreadable = unreadable_from_.load(std::memory_order_acquire);
+  if (unreadable >= 0 && result.ok() && result->next_offset >= unreadable &&
+      unreadable < next_offset()) {
+    // The walk stopped at the damage, not at the segment's end: the caller
+    // must not go on past it.
+    if (result->batches == 0) return UnreadableError(offset);
+    result->reached_end = false;
+  }
+  return result;
+}
+
+absl::StatusOr<BatchReadResult> Segment::ReadWithRetry(
+    std::shared_ptr<const SegmentReadState> state, int64_t offset,
+    int64_t end_offset, size_t max_bytes) {
   for (int attempt = 0;; ++attempt) {
     // A retry after a bad index walks from the segment start.
     OffsetIndexEntry hint = attempt == 0 ? state->index->Lookup(offset)

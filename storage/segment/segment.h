@@ -233,7 +233,9 @@ class Segment {
   // Whole batches from the batch containing `offset`, never at or past
   // `end_offset`, up to `max_bytes` (the first batch always whole). An index
   // that points at the wrong place is rebuilt from the log and the read
-  // retried.
+  // retried. Damage the rebuild finds (batches ending before the segment)
+  // is never skipped: a read stops before it (reached_end false), and one
+  // at or past it fails with kDataLoss naming the range.
   absl::StatusOr<BatchReadResult> Read(int64_t offset, int64_t end_offset,
                                        size_t max_bytes);
 
@@ -288,6 +290,14 @@ class Segment {
   // kFailedPrecondition naming `operation`.
   absl::StatusOr<std::shared_ptr<fs::WritableFile>> WriteHandle(
       absl::string_view operation) const;
+  // Read's walk, retried once from the segment start through a rebuilt
+  // index when the index points at the wrong place.
+  absl::StatusOr<BatchReadResult> ReadWithRetry(
+      std::shared_ptr<const SegmentReadState> state, int64_t offset,
+      int64_t end_offset, size_t max_bytes);
+  // kDataLoss: `offset` lies in the part past damage found by an index
+  // rebuild.
+  absl::Status UnreadableError(int64_t offset) const;
   // What readers use: the active state, or the cached / freshly loaded
   // state of a closed segment.
   absl::StatusOr<std::shared_ptr<const SegmentReadState>> ReadState();
@@ -324,6 +334,9 @@ class Segment {
   std::atomic<int64_t> max_timestamp_{-1};
   std::atomic<int64_t> offset_of_max_timestamp_{-1};
   std::atomic<bool> time_info_known_{false};
+  // Set when an index rebuild found damage (a closed segment's batches end
+  // before the segment does): the first offset that cannot be read.
+  std::atomic<int64_t> unreadable_from_{-1};
 
   const bool read_only_;
 
@@ -336,6 +349,7 @@ class Segment {
   std::shared_ptr<const SegmentReadState> active_state_ ABSL_GUARDED_BY(mu_);
   // Set by DropReadState: reads neither open nor cache descriptors any more.
   bool reads_closed_ ABSL_GUARDED_BY(mu_) = false;
+  std::string unreadable_detail_ ABSL_GUARDED_BY(mu_);
 
   // Writer-side state. `writer_` is a documentation-only capability: the
   // owner serialises writer calls; the mutex is taken only to satisfy
