@@ -43,7 +43,7 @@ TEST(WorkloadBatch, HeaderIsAsSpecified) {
 TEST(WorkloadBatch, RecordsHaveNullKeysAndValuesOfTheShape) {
   const std::string bytes = BuildWorkloadBatch(kBatch16KiB, 3, 0);
   ASSERT_OK_AND_ASSIGN(RecordBatchView batch, RecordBatchView::Parse(bytes));
-  ASSERT_OK_AND_ASSIGN(std::vector<Record> records, DecodeRecords(batch));
+  ASSERT_OK_AND_ASSIGN(DecodedRecords records, DecodeRecords(batch));
   ASSERT_EQ(records.size(), 16u);
   for (int i = 0; i < 16; ++i) {
     EXPECT_EQ(records[i].attributes, 0);

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "glog/logging.h"
+#include "storage/batch/compression.h"
 #include "storage/batch/crc32c.h"
 #include "storage/batch/varint.h"
 
@@ -106,8 +107,15 @@ BatchBuilder& BatchBuilder::LogAppendTime(bool log_append_time) {
 }
 
 BatchBuilder& BatchBuilder::Compression(CompressionCodec codec) {
+  CodecBitsOnly(codec);
+  compress_ = codec != CompressionCodec::kNone;
+  return *this;
+}
+
+BatchBuilder& BatchBuilder::CodecBitsOnly(CompressionCodec codec) {
   attributes_ = static_cast<int16_t>((attributes_ & ~layout::kCodecMask) |
                                      static_cast<int16_t>(codec));
+  compress_ = false;
   return *this;
 }
 
@@ -147,12 +155,21 @@ BatchBuilder& BatchBuilder::AddRandomRecords(int count, size_t value_size,
 std::string BatchBuilder::Build() const {
   std::string batch(layout::kHeaderSize, '\0');
   int64_t max_timestamp_delta = 0;
+  std::string records;
   for (size_t i = 0; i < records_.size(); ++i) {
-    batch.append(EncodeRecord(records_[i], static_cast<int32_t>(i)));
+    records.append(EncodeRecord(records_[i], static_cast<int32_t>(i)));
     if (i == 0 || records_[i].timestamp_delta > max_timestamp_delta) {
       max_timestamp_delta = records_[i].timestamp_delta;
     }
   }
+  if (compress_) {
+    const auto codec =
+        static_cast<CompressionCodec>(attributes_ & layout::kCodecMask);
+    absl::StatusOr<std::string> compressed = kaas::Compress(codec, records);
+    CHECK(compressed.ok()) << compressed.status();
+    records = *std::move(compressed);
+  }
+  batch.append(records);
   const auto count = static_cast<int32_t>(records_.size());
   char* p = batch.data();
   WriteBigEndian64(p + layout::kBaseOffset, base_offset_);

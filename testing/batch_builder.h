@@ -70,10 +70,13 @@ class BatchBuilder {
   // prefer ControlBatch().
   BatchBuilder& Control(bool control = true);
   BatchBuilder& LogAppendTime(bool log_append_time = true);
-  // Sets only the codec bits of the attributes: the records are NOT
-  // compressed, so such a batch parses (the CRC is right) but its records
-  // cannot be decoded. Enough for tests of codec-flag handling.
+  // Compresses the records with `codec` (storage/batch/compression.h) and
+  // sets the codec bits, as a Kafka producer does.
   BatchBuilder& Compression(CompressionCodec codec);
+  // Sets only the codec bits of the attributes: the records are NOT
+  // compressed, so such a batch parses (the CRC is right) but its records do
+  // not decompress. For tests of what a broker must refuse.
+  BatchBuilder& CodecBitsOnly(CompressionCodec codec);
 
   // Appends a record; its offsetDelta is its index in the batch and its
   // timestamp baseTimestamp + timestamp_delta.
@@ -100,6 +103,7 @@ class BatchBuilder {
   int16_t producer_epoch_ = -1;
   int32_t base_sequence_ = -1;
   int16_t attributes_ = 0;
+  bool compress_ = false;  // Compression(): the records are compressed
   std::vector<TestRecord> records_;
 };
 

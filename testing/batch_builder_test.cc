@@ -91,7 +91,7 @@ TEST(BatchBuilder, RecordsRoundTripThroughTheRecordDecoder) {
                                 .AddRecord("", "")
                                 .Build();
   ASSERT_OK_AND_ASSIGN(RecordBatchView view, RecordBatchView::Parse(batch));
-  ASSERT_OK_AND_ASSIGN(std::vector<Record> records, DecodeRecords(view));
+  ASSERT_OK_AND_ASSIGN(DecodedRecords records, DecodeRecords(view));
   ASSERT_EQ(records.size(), 4u);
   for (int i = 0; i < 4; ++i) EXPECT_EQ(records[i].offset_delta, i);
 
@@ -123,7 +123,7 @@ TEST(BatchBuilder, RandomRecordsAreDeterministicDistinctAndIncompressible) {
   EXPECT_NE(a, c);
 
   ASSERT_OK_AND_ASSIGN(RecordBatchView view, RecordBatchView::Parse(a));
-  ASSERT_OK_AND_ASSIGN(std::vector<Record> records, DecodeRecords(view));
+  ASSERT_OK_AND_ASSIGN(DecodedRecords records, DecodeRecords(view));
   ASSERT_EQ(records.size(), 3u);
   std::set<absl::string_view> values;
   for (const Record& record : records) {
@@ -138,19 +138,31 @@ TEST(BatchBuilder, RandomRecordsAreDeterministicDistinctAndIncompressible) {
   EXPECT_EQ(values.size(), 3u);
 }
 
-TEST(BatchBuilder, CompressionSetsOnlyTheCodecBits) {
+TEST(BatchBuilder, CompressionCompressesTheRecords) {
   const std::string batch = BatchBuilder()
                                 .Transactional()
                                 .Producer(1, 0, 0)
                                 .Compression(CompressionCodec::kZstd)
-                                .AddRecord("k", "v")
+                                .AddRecord("k", std::string(1000, 'v'))
                                 .Build();
   ASSERT_OK_AND_ASSIGN(RecordBatchView view, RecordBatchView::Parse(batch));
   EXPECT_EQ(view.compression(), CompressionCodec::kZstd);
   EXPECT_EQ(view.attributes(), 0x10 | 4);
+  EXPECT_LT(batch.size(), 500u);
+  ASSERT_OK_AND_ASSIGN(DecodedRecords records, DecodeRecords(view));
+  EXPECT_EQ(records.at(0).value->size(), 1000u);
+}
+
+TEST(BatchBuilder, CodecBitsOnlyLeavesTheRecordsUncompressed) {
+  const std::string batch = BatchBuilder()
+                                .CodecBitsOnly(CompressionCodec::kZstd)
+                                .AddRecord("k", "v")
+                                .Build();
+  ASSERT_OK_AND_ASSIGN(RecordBatchView view, RecordBatchView::Parse(batch));
+  EXPECT_EQ(view.compression(), CompressionCodec::kZstd);
   EXPECT_THAT(DecodeRecords(view),
-              StatusIs(absl::StatusCode::kUnimplemented,
-                       "records of a zstd-compressed batch are not decoded"));
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       ::testing::HasSubstr("do not decompress")));
 }
 
 TEST(BatchBuilder, BuildWithoutRecordsIsRejectedByParse) {
@@ -187,7 +199,7 @@ TEST(ControlBatch, HasTheCanonicalMarkerLayout) {
   // + 1 keyLength + 4 key + 1 valueLength + 6 value + 1 headers count.
   EXPECT_EQ(batch.size(), 78u);
 
-  ASSERT_OK_AND_ASSIGN(std::vector<Record> records, DecodeRecords(view));
+  ASSERT_OK_AND_ASSIGN(DecodedRecords records, DecodeRecords(view));
   ASSERT_EQ(records.size(), 1u);
   ASSERT_TRUE(records[0].value.has_value());
   ASSERT_EQ(records[0].value->size(), 6u);

@@ -36,9 +36,11 @@ ABSL_FLAG(int32_t, producer_epoch, 0, "Producer epoch.");
 ABSL_FLAG(int32_t, base_sequence, 0, "Base sequence of the first batch.");
 ABSL_FLAG(bool, transactional, false, "Mark the data batches transactional.");
 ABSL_FLAG(std::string, compression, "none",
-          "Codec bits of the attributes (none, gzip, snappy, lz4, zstd); the "
-          "records are NOT compressed, so such batches parse but their records "
-          "do not decode.");
+          "Compress the records (none, gzip, snappy, lz4, zstd), as a "
+          "producer does.");
+ABSL_FLAG(bool, codec_bits_only, false,
+          "With --compression: set only the codec bits, leaving the records "
+          "uncompressed (a batch a broker must refuse).");
 ABSL_FLAG(std::string, end_marker, "",
           "commit or abort: append a transaction marker of the producer.");
 ABSL_FLAG(int64_t, timestamp, -1,
@@ -73,8 +75,12 @@ std::string MakeBatch(int i, int32_t sequence) {
   for (CompressionCodec candidate :
        {CompressionCodec::kGzip, CompressionCodec::kSnappy,
         CompressionCodec::kLz4, CompressionCodec::kZstd}) {
-    if (codec == CompressionCodecName(candidate))
+    if (codec != CompressionCodecName(candidate)) continue;
+    if (absl::GetFlag(FLAGS_codec_bits_only)) {
+      builder.CodecBitsOnly(candidate);
+    } else {
       builder.Compression(candidate);
+    }
   }
   if (absl::GetFlag(FLAGS_producer_id) >= 0) {
     builder.Producer(absl::GetFlag(FLAGS_producer_id),

@@ -138,7 +138,7 @@ void Exercise(const std::string& bytes, Reach* reach) {
   (void)header->last_sequence();
   (void)header->next_offset();
   if (header->control_type().ok()) ++reach->control_types;
-  const absl::StatusOr<std::vector<Record>> records = DecodeRecords(*header);
+  const absl::StatusOr<DecodedRecords> records = DecodeRecords(*header);
   if (!records.ok()) ++reach->record_errors;
   if (records.ok()) {
     ++reach->records_decoded;

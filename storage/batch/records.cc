@@ -1,5 +1,7 @@
 #include "storage/batch/records.h"
 
+#include <memory>
+#include <string>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -8,25 +10,29 @@
 
 namespace kaas {
 
-absl::StatusOr<RecordReader> RecordReader::Create(
-    const RecordBatchView& batch) {
-  if (batch.compression() != CompressionCodec::kNone) {
-    return absl::UnimplementedError(
-        absl::StrCat("records of a ", CompressionCodecName(batch.compression()),
-                     "-compressed batch are not decoded"));
-  }
+absl::StatusOr<RecordReader> RecordReader::Create(const RecordBatchView& batch,
+                                                  size_t max_bytes) {
   if (batch.record_count() < 0) {
     return StorageError(
         StorageErrorCode::kInvalidRecord,
         absl::StrCat("invalid recordCount ", batch.record_count()));
   }
-  return RecordReader(batch.bytes().substr(batch_layout::kRecords),
-                      batch.size(), batch.record_count());
+  const absl::string_view records =
+      batch.bytes().substr(batch_layout::kRecords);
+  if (batch.compression() == CompressionCodec::kNone) {
+    return RecordReader(nullptr, records, batch.size(), batch.record_count());
+  }
+  KAAS_ASSIGN_OR_RETURN(std::string decompressed,
+                        Decompress(batch.compression(), records, max_bytes));
+  auto owned = std::make_shared<const std::string>(std::move(decompressed));
+  const absl::string_view view = *owned;
+  return RecordReader(std::move(owned), view, view.size(),
+                      batch.record_count());
 }
 
 bool RecordReader::Next(Record* record) {
   if (!status_.ok()) return false;
-  const size_t position = batch_size_ - remaining_.size();
+  const size_t position = size_ - remaining_.size();
   if (index_ == record_count_) {
     if (!remaining_.empty()) {
       status_ = StorageError(
@@ -53,14 +59,42 @@ bool RecordReader::Next(Record* record) {
   return true;
 }
 
-absl::StatusOr<std::vector<Record>> DecodeRecords(
-    const RecordBatchView& batch) {
+absl::StatusOr<DecodedRecords> DecodeRecords(const RecordBatchView& batch) {
   KAAS_ASSIGN_OR_RETURN(RecordReader reader, RecordReader::Create(batch));
-  std::vector<Record> records;
+  DecodedRecords decoded;
   Record record;
-  while (reader.Next(&record)) records.push_back(std::move(record));
+  while (reader.Next(&record)) decoded.records.push_back(std::move(record));
   KAAS_RETURN_IF_ERROR(reader.status());
-  return records;
+  decoded.decompressed = reader.decompressed();
+  return decoded;
+}
+
+absl::Status ValidateRecords(const RecordBatchView& batch, size_t max_bytes) {
+  KAAS_ASSIGN_OR_RETURN(RecordReader reader,
+                        RecordReader::Create(batch, max_bytes));
+  auto invalid = [](int32_t index, absl::string_view why) {
+    return StorageError(StorageErrorCode::kInvalidRecord,
+                        absl::StrCat("record ", index, ": ", why));
+  };
+  Record record;
+  int32_t index = 0;
+  while (reader.Next(&record)) {
+    if (record.offset_delta != index) {
+      return invalid(index, absl::StrCat("offsetDelta ", record.offset_delta,
+                                         ", expected ", index,
+                                         " (inner offsets out of sequence)"));
+    }
+    if (record.attributes != 0) {
+      return invalid(index, absl::StrCat("attributes ",
+                                         static_cast<int>(record.attributes),
+                                         ", expected 0"));
+    }
+    if (batch.is_control() && !record.key.has_value()) {
+      return invalid(index, "a control record without a key");
+    }
+    ++index;
+  }
+  return reader.status();
 }
 
 }  // namespace kaas

@@ -18,6 +18,7 @@ namespace layout = batch_layout;
 using ::kaas::testing::BatchBuilder;
 using ::kaas::testing::EncodeRecord;
 using ::kaas::testing::FixCrc;
+using ::kaas::testing::HasStorageError;
 using ::kaas::testing::HasStorageErrorWithMessage;
 using ::kaas::testing::OverwriteBigEndian32;
 using ::kaas::testing::StatusIs;
@@ -50,15 +51,73 @@ TEST(RecordReader, IteratesRecordsInOrder) {
   EXPECT_OK(reader.status());
 }
 
-TEST(RecordReader, RefusesCompressedBatches) {
+TEST(RecordReader, DecodesTheRecordsOfEveryCodec) {
+  for (CompressionCodec codec :
+       {CompressionCodec::kGzip, CompressionCodec::kSnappy,
+        CompressionCodec::kLz4, CompressionCodec::kZstd}) {
+    SCOPED_TRACE(CompressionCodecName(codec));
+    const std::string batch = BatchBuilder()
+                                  .Compression(codec)
+                                  .AddRecord("k", "v")
+                                  .AddRecord(absl::nullopt, "w", 5)
+                                  .Build();
+    ASSERT_OK_AND_ASSIGN(RecordBatchView view, RecordBatchView::Parse(batch));
+    ASSERT_OK_AND_ASSIGN(DecodedRecords records, DecodeRecords(view));
+    ASSERT_EQ(records.size(), 2u);
+    EXPECT_THAT(records[0].key, Optional(absl::string_view("k")));
+    EXPECT_THAT(records[1].value, Optional(absl::string_view("w")));
+    EXPECT_EQ(records[1].timestamp_delta, 5);
+    EXPECT_OK(ValidateRecords(view));
+  }
+}
+
+// Codec bits on records that are not compressed: Kafka's broker refuses the
+// batch (CORRUPT_MESSAGE); so does validation.
+TEST(RecordReader, CodecBitsOnUncompressedRecordsAreACorruptMessage) {
   const std::string batch = BatchBuilder()
-                                .Compression(CompressionCodec::kGzip)
+                                .CodecBitsOnly(CompressionCodec::kGzip)
                                 .AddRecord("k", "v")
                                 .Build();
   ASSERT_OK_AND_ASSIGN(RecordBatchView view, RecordBatchView::Parse(batch));
-  EXPECT_THAT(RecordReader::Create(view),
-              StatusIs(absl::StatusCode::kUnimplemented,
-                       "records of a gzip-compressed batch are not decoded"));
+  EXPECT_THAT(ValidateRecords(view),
+              HasStorageErrorWithMessage(StorageErrorCode::kCorruptMessage,
+                                         ::testing::HasSubstr("gzip")));
+}
+
+// Garbage records behind a valid CRC: what LogValidator refuses, validation
+// refuses (kInvalidRecord), and a sound batch passes.
+TEST(ValidateRecords, RefusesRecordsKafkasBrokerRefuses) {
+  EXPECT_OK(ValidateRecords(
+      *RecordBatchView::Parse(BatchBuilder().AddRecord("k", "v").Build())));
+  // Inner offsets out of sequence.
+  TestRecord skipped;
+  skipped.value = "v";
+  std::string records = EncodeRecord(skipped, 0) + EncodeRecord(skipped, 2);
+  std::string batch =
+      BatchBuilder().AddRecord("k", "v").AddRecord("k", "v").Build();
+  batch.replace(layout::kRecords, std::string::npos, records);
+  OverwriteBigEndian32(&batch, layout::kBatchLength,
+                       static_cast<int32_t>(batch.size() - 12));
+  FixCrc(&batch);
+  ASSERT_OK_AND_ASSIGN(RecordBatchView view, RecordBatchView::Parse(batch));
+  EXPECT_THAT(ValidateRecords(view),
+              HasStorageErrorWithMessage(
+                  StorageErrorCode::kInvalidRecord,
+                  ::testing::HasSubstr("offsetDelta 2, expected 1")));
+  // A record length past the batch, and bytes after the last record.
+  std::string truncated = BatchBuilder().AddRecord("k", "value").Build();
+  truncated[layout::kRecords] = 0x7e;  // a length far past the end
+  FixCrc(&truncated);
+  EXPECT_THAT(ValidateRecords(*RecordBatchView::Parse(truncated)),
+              HasStorageError(StorageErrorCode::kInvalidRecord));
+  std::string extra = BatchBuilder().AddRecord("k", "v").Build() + "xyz";
+  OverwriteBigEndian32(&extra, layout::kBatchLength,
+                       static_cast<int32_t>(extra.size() - 12));
+  FixCrc(&extra);
+  EXPECT_THAT(
+      ValidateRecords(*RecordBatchView::Parse(extra)),
+      HasStorageErrorWithMessage(StorageErrorCode::kInvalidRecord,
+                                 ::testing::HasSubstr("3 bytes after")));
 }
 
 TEST(RecordReader, RefusesANegativeRecordCount) {

@@ -789,8 +789,9 @@ TEST_P(EngineConformanceTest, OffsetForTimestampSkipsRecordsBelowTheLogStart) {
   EXPECT_EQ(hit.timestamp, 5000);
 }
 
-// Records that cannot be decoded (a compressed batch) or that carry no
-// timestamp of their own (LogAppendTime) answer at batch level.
+// Compressed batches answer at record level, as Kafka does (their records
+// are decompressed off the append path); records that carry no timestamp of
+// their own (LogAppendTime), or that cannot be decoded, at batch level.
 TEST_P(EngineConformanceTest, OffsetForTimestampIsBatchLevelWhenItMustBe) {
   const TopicPartition tp = Orders();
   Lead(tp);
@@ -804,16 +805,23 @@ TEST_P(EngineConformanceTest, OffsetForTimestampIsBatchLevelWhenItMustBe) {
   log_append_time.BaseTimestamp(3000).LogAppendTime();
   log_append_time.AddRecord(absl::nullopt, "d", 0)
       .AddRecord(absl::nullopt, "e", 5);
+  testing::BatchBuilder undecodable;
+  undecodable.BaseTimestamp(4000).CodecBitsOnly(CompressionCodec::kLz4);
+  undecodable.AddRecord(absl::nullopt, "f", 0).AddRecord(absl::nullopt, "g", 3);
   MustAppend(tp, Batch(1, 16, 1000));       // 0
   MustAppend(tp, compressed.Build());       // 1..3, max 2002
   MustAppend(tp, log_append_time.Build());  // 4..5, max 3005
+  MustAppend(tp, undecodable.Build());      // 6..7, max 4003
   ASSERT_OK_AND_ASSIGN(OffsetAndTimestamp hit,
                        engine().OffsetForTimestamp(tp, 2001));
-  EXPECT_EQ(hit.offset, 1);
-  EXPECT_EQ(hit.timestamp, 2002);
+  EXPECT_EQ(hit.offset, 2);
+  EXPECT_EQ(hit.timestamp, 2001);
   ASSERT_OK_AND_ASSIGN(hit, engine().OffsetForTimestamp(tp, 3003));
   EXPECT_EQ(hit.offset, 4);
   EXPECT_EQ(hit.timestamp, 3005);
+  ASSERT_OK_AND_ASSIGN(hit, engine().OffsetForTimestamp(tp, 4001));
+  EXPECT_EQ(hit.offset, 6);
+  EXPECT_EQ(hit.timestamp, 4003);
 }
 
 TEST_P(EngineConformanceTest, OffsetForTimestampOfAnEmptyPartition) {

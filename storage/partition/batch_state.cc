@@ -123,7 +123,7 @@ absl::StatusOr<std::optional<OffsetAndTimestamp>> AnswerSpecialTimestamp(
 RecordSearch SearchRecords(const RecordBatchView& batch, int64_t timestamp,
                            int64_t min_offset) {
   if (batch.timestamp_type() != TimestampType::kCreateTime) return {};
-  absl::StatusOr<std::vector<Record>> records = DecodeRecords(batch);
+  absl::StatusOr<DecodedRecords> records = DecodeRecords(batch);
   if (!records.ok()) return {};
   RecordSearch search;
   search.decoded = true;

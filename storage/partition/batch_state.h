@@ -81,9 +81,10 @@ absl::StatusOr<std::optional<OffsetAndTimestamp>> AnswerSpecialTimestamp(
 
 // What the records of one batch say about a search by timestamp.
 struct RecordSearch {
-  // False when the records cannot be decoded (compressed) or carry no
-  // timestamps of their own (LogAppendTime): the batch answers as a whole,
-  // with its first offset at or above `min_offset` and its maxTimestamp.
+  // False when the records cannot be decoded (they do not decompress) or
+  // carry no timestamps of their own (LogAppendTime): the batch answers as a
+  // whole, with its first offset at or above `min_offset` and its
+  // maxTimestamp. Compressed batches are decompressed (the read path only).
   bool decoded = false;
   // If `decoded`: the first record at or after `min_offset` whose timestamp
   // is >= the wanted one (Kafka's LogSegment.findOffsetByTimestamp).
