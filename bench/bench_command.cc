@@ -144,6 +144,11 @@ class Runner {
           Add(report,
               [&] { return RunAcksOneThroughput(context, shape, flush); });
         }
+        // What record validation costs the append path (off by default).
+        Add(report, [&] {
+          return RunAcksOneThroughput(context, shape, /*flush=*/0,
+                                      /*validate_records=*/true);
+        });
       }
     }
     if (Selected("c")) {

@@ -66,6 +66,7 @@ constexpr const char* kRowFields[] = {
     "producers",
     "flush_interval",
     "acks",
+    "records",
     "close",
     "cache",
     "batches_per_s",
@@ -106,8 +107,9 @@ TEST_F(BenchCommandTest, RunsEveryCaseAndEmitsOneValidJsonObject) {
   }
 
   const std::vector<JsonValue>& rows = json.object.at("rows").array;
-  // (a) 2 sizes x 4 producer counts, (b) 2 x 2, (c) 3, (d) 7.
-  ASSERT_EQ(rows.size(), 22u);
+  // (a) 2 sizes x 4 producer counts, (b) 2 x 3 (flush 1, never, never with
+  // record validation), (c) 3, (d) 7.
+  ASSERT_EQ(rows.size(), 24u);
   std::map<std::string, int> per_scenario;
   std::set<std::string> names;
   for (const JsonValue& row : rows) {
@@ -130,6 +132,11 @@ TEST_F(BenchCommandTest, RunsEveryCaseAndEmitsOneValidJsonObject) {
         EXPECT_TRUE(IsNumber(row.object.at(field))) << name << " " << field;
       }
       EXPECT_EQ(row.object.at("acks").string, scenario == "a" ? "all" : "1");
+      if (scenario == "b") {
+        EXPECT_EQ(row.object.at("records").string,
+                  name.find("validate") != std::string::npos ? "on" : "off")
+            << name;
+      }
       EXPECT_TRUE(row.object.at("open_ms").is_null()) << name;
       EXPECT_TRUE(row.object.at("hwm_ok").is_null()) << name;
       EXPECT_TRUE(row.object.at("cache").is_null()) << name;
@@ -150,7 +157,7 @@ TEST_F(BenchCommandTest, RunsEveryCaseAndEmitsOneValidJsonObject) {
     }
   }
   EXPECT_EQ(per_scenario["a"], 8);
-  EXPECT_EQ(per_scenario["b"], 4);
+  EXPECT_EQ(per_scenario["b"], 6);
   EXPECT_EQ(per_scenario["c"], 3);
   EXPECT_EQ(per_scenario["d"], 7);
 
@@ -161,7 +168,7 @@ TEST_F(BenchCommandTest, RunsEveryCaseAndEmitsOneValidJsonObject) {
   for (const std::string& line : lines) {
     progress_lines += absl::StartsWith(line, "[bench] ");
   }
-  EXPECT_EQ(progress_lines, 23) << progress_.str();
+  EXPECT_EQ(progress_lines, 25) << progress_.str();
 
   // The data dir did not exist: everything, it included, is removed.
   EXPECT_THAT(fs_.Exists(data_dir_), ::kaas::testing::IsOkAndHolds(false));

@@ -7,10 +7,12 @@
 namespace kaas::bench {
 
 absl::StatusOr<std::unique_ptr<DiskEngine>> OpenBenchEngine(
-    const std::string& data_dir, int64_t flush_interval_messages) {
+    const std::string& data_dir, int64_t flush_interval_messages,
+    bool validate_records) {
   DiskEngine::Options options;
   options.data_dir = data_dir;
   options.default_config.flush_interval_messages = flush_interval_messages;
+  options.default_config.validate_records = validate_records;
   return DiskEngine::Create(std::move(options));
 }
 

@@ -176,6 +176,7 @@ std::string RowJson(const BenchRow& row,
   object.Integer("producers", row.producers);
   object.Integer("flush_interval", row.flush_interval);
   object.String("acks", row.acks);
+  object.String("records", row.records);
   object.String("close", row.close);
   object.String("cache", row.cache);
   object.Number("batches_per_s", row.batches_per_s);
@@ -332,6 +333,8 @@ std::string RenderTable(const BenchReport& report) {
       {"batch", -5, [](const BenchRow& r) { return r.batch; }},
       {"flush", 5,
        [](const BenchRow& r) { return FlushName(r.flush_interval); }},
+      {"validate", 8,
+       [](const BenchRow& r) { return r.records.value_or("off"); }},
   };
   for (Column& c : AppendMetricColumns()) b_columns.push_back(std::move(c));
   AppendTable("(b) acks=1, single producer", b_columns, RowsOf(report, "b"),

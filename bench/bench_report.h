@@ -45,8 +45,11 @@ struct BenchRow {
   std::optional<int> producers;
   std::optional<int64_t> flush_interval;  // flush.messages; 0 = never
   std::optional<std::string> acks;        // "all" or "1"
-  std::optional<std::string> close;       // (d): "clean" or "crash"
-  std::optional<std::string> cache;       // (c), (d): "warm" or "cold"
+  // (b): "on" when the engine validated every batch's records
+  // (PartitionConfig::validate_records), else "off".
+  std::optional<std::string> records;
+  std::optional<std::string> close;  // (d): "clean" or "crash"
+  std::optional<std::string> cache;  // (c), (d): "warm" or "cold"
   std::optional<double> batches_per_s;
   std::optional<double> mb_per_s;
   std::optional<double> p50_us;

@@ -55,7 +55,8 @@ BenchRow RunAcksAllThroughput(const ScenarioContext& context,
 // `flush_interval_messages` <= 0: never.
 BenchRow RunAcksOneThroughput(const ScenarioContext& context,
                               const BatchShape& shape,
-                              int64_t flush_interval_messages);
+                              int64_t flush_interval_messages,
+                              bool validate_records = false);
 BenchRow RunSequentialRead(const ScenarioContext& context,
                            const BatchShape& shape, CacheState cache);
 BenchRow RunReopen(const ScenarioContext& context, const BatchShape& shape,

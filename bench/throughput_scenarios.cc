@@ -18,11 +18,13 @@ namespace {
 // Runs one throughput case in `<root>/<slug>` and fills `row`'s figures.
 void RunThroughput(const ScenarioContext& context, const std::string& slug,
                    const BatchShape& shape, int producers, Acks acks,
-                   int64_t flush_interval_messages, BenchRow* row) {
+                   int64_t flush_interval_messages, BenchRow* row,
+                   bool validate_records = false) {
   const std::string dir = fs::JoinPath(context.root, slug);
   absl::Status status = [&]() -> absl::Status {
-    KAAS_ASSIGN_OR_RETURN(std::unique_ptr<DiskEngine> engine,
-                          OpenBenchEngine(dir, flush_interval_messages));
+    KAAS_ASSIGN_OR_RETURN(
+        std::unique_ptr<DiskEngine> engine,
+        OpenBenchEngine(dir, flush_interval_messages, validate_records));
     const TopicPartition tp{"bench", kBenchPartition};
     KAAS_RETURN_IF_ERROR(StartTopic(*engine, tp));
     ProducerRunSpec spec;
@@ -103,19 +105,25 @@ BenchRow RunAcksAllThroughput(const ScenarioContext& context,
 
 BenchRow RunAcksOneThroughput(const ScenarioContext& context,
                               const BatchShape& shape,
-                              int64_t flush_interval_messages) {
+                              int64_t flush_interval_messages,
+                              bool validate_records) {
   const int64_t flush =
       flush_interval_messages > 0 ? flush_interval_messages : 0;
   const std::string flush_name = flush > 0 ? absl::StrCat(flush) : "never";
   BenchRow row;
   row.scenario = "b";
-  row.name = absl::StrCat("(b) ", shape.name, " flush=", flush_name);
+  row.name = absl::StrCat("(b) ", shape.name, " flush=", flush_name,
+                          validate_records ? " validate" : "");
   row.batch = std::string(shape.name);
   row.producers = 1;
   row.flush_interval = flush;
   row.acks = "1";
-  RunThroughput(context, absl::StrCat("b-", shape.name, "-flush-", flush_name),
-                shape, /*producers=*/1, Acks::kLeader, flush, &row);
+  row.records = validate_records ? "on" : "off";
+  RunThroughput(context,
+                absl::StrCat("b-", shape.name, "-flush-", flush_name,
+                             validate_records ? "-validate" : ""),
+                shape, /*producers=*/1, Acks::kLeader, flush, &row,
+                validate_records);
   return row;
 }
 

@@ -447,11 +447,7 @@ absl::StatusOr<std::optional<TopicConfigOverrides>> DiskEngine::GetTopicConfig(
 absl::Status DiskEngine::FenceProducerEpoch(int64_t producer_id,
                                             int16_t producer_epoch) {
   KAAS_RETURN_IF_ERROR(CheckWritable("FenceProducerEpoch"));
-  if (producer_id < 0 || producer_epoch < 0) {
-    return StorageError(StorageErrorCode::kInvalidRequest,
-                        absl::StrCat("cannot fence producer ", producer_id,
-                                     " at epoch ", producer_epoch));
-  }
+  KAAS_RETURN_IF_ERROR(ValidateProducerFence(producer_id, producer_epoch));
   // Exclusive: a take-over applies the recorded fences and joins led_
   // entirely before or after this (see fences_mu_).
   absl::MutexLock fences_lock(&fences_mu_);

@@ -13,7 +13,7 @@
 namespace kaas {
 namespace {
 
-std::unique_ptr<StorageEngine> NewDiskEngine() {
+std::unique_ptr<StorageEngine> NewDiskEngine(const EngineSettings& settings) {
   // Under the test's scratch dir, which Bazel removes after the test.
   std::string dir = fs::JoinPath(::testing::TempDir(), "engine.XXXXXX");
   if (mkdtemp(dir.data()) == nullptr) {
@@ -24,6 +24,7 @@ std::unique_ptr<StorageEngine> NewDiskEngine() {
   options.data_dir = dir;
   options.default_config.segment_bytes = 64 << 10;
   options.default_config.index_interval_bytes = 256;
+  options.default_config.validate_records = settings.validate_records;
   options.io_threads = 2;
   absl::StatusOr<std::unique_ptr<DiskEngine>> engine =
       DiskEngine::Create(std::move(options));

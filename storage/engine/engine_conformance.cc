@@ -34,8 +34,11 @@ void PrintTo(const EngineFactory& factory, std::ostream* os) {
   *os << factory.name;
 }
 
-void EngineConformanceTest::SetUp() {
-  engine_ = GetParam().create();
+void EngineConformanceTest::SetUp() { UseEngine(EngineSettings()); }
+
+void EngineConformanceTest::UseEngine(const EngineSettings& settings) {
+  engine_.reset();
+  engine_ = GetParam().create(settings);
   ASSERT_NE(engine_, nullptr) << GetParam().name << " created no engine";
 }
 
@@ -992,6 +995,53 @@ TEST_P(EngineConformanceTest, InvalidTopicNamesAndPartitionsAreRejected) {
 
 // The batch is validated exactly as the disk engine validates it
 // (RecordBatchView::Parse): same codes, same messages, nothing written.
+// Batches whose CRC is right but whose records Kafka's broker would refuse:
+// stored as they come by default (the append path keeps batches opaque),
+// refused with their codes when record validation is on, every codec's
+// records decompressed to be checked.
+TEST_P(EngineConformanceTest, RecordValidationRefusesWhatKafkasBrokerRefuses) {
+  const TopicPartition tp = Orders();
+  testing::BatchBuilder fake_gzip;
+  fake_gzip.CodecBitsOnly(CompressionCodec::kGzip).AddRecord("k", "v");
+  std::string garbage = Batch(1, 40);
+  garbage[batch_layout::kRecords] = 0x7e;  // a record length past the end
+  testing::FixCrc(&garbage);
+  std::vector<std::string> sound;
+  for (CompressionCodec codec :
+       {CompressionCodec::kNone, CompressionCodec::kGzip,
+        CompressionCodec::kSnappy, CompressionCodec::kLz4,
+        CompressionCodec::kZstd}) {
+    sound.push_back(testing::BatchBuilder()
+                        .Compression(codec)
+                        .AddRecord("k", "v")
+                        .AddRecord("k", "w")
+                        .Build());
+  }
+
+  Lead(tp);
+  ASSERT_FALSE(HasFatalFailure());
+  EXPECT_OK(engine().AppendAndWait(tp, 1, Acks::kAll, garbage).status());
+  EXPECT_OK(
+      engine().AppendAndWait(tp, 1, Acks::kAll, fake_gzip.Build()).status());
+
+  UseEngine(EngineSettings{/*validate_records=*/true});
+  ASSERT_FALSE(HasFatalFailure());
+  const TopicPartition checked{"checked", 0};
+  Lead(checked);
+  ASSERT_FALSE(HasFatalFailure());
+  EXPECT_THAT(engine().Append(checked, 1, Acks::kAll, garbage).status(),
+              HasStorageError(StorageErrorCode::kInvalidRecord));
+  EXPECT_THAT(
+      engine().Append(checked, 1, Acks::kAll, fake_gzip.Build()).status(),
+      HasStorageErrorWithMessage(StorageErrorCode::kCorruptMessage,
+                                 HasSubstr("do not decompress")));
+  EXPECT_THAT(engine().HighWatermark(checked), IsOkAndHolds(0));
+  for (const std::string& batch : sound) {
+    EXPECT_OK(engine().AppendAndWait(checked, 1, Acks::kAll, batch).status());
+  }
+  EXPECT_THAT(engine().HighWatermark(checked), IsOkAndHolds(10));
+}
+
 TEST_P(EngineConformanceTest, CorruptBatchesAreRejectedWithTheirCodes) {
   const TopicPartition tp = Orders();
   Lead(tp);

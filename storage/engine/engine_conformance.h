@@ -46,12 +46,19 @@
 
 namespace kaas {
 
+// Engine-wide settings a test asks for; each factory applies them to its
+// engine's defaults for every partition.
+struct EngineSettings {
+  bool validate_records = false;  // PartitionConfig::validate_records
+};
+
 // How the suite gets an engine.
 struct EngineFactory {
   // The instantiation's parameter name (letters, digits, '_').
   std::string name;
-  // A fresh, empty engine. Called once per test.
-  std::function<std::unique_ptr<StorageEngine>()> create;
+  // A fresh, empty engine with `settings`. Called once per test (twice by a
+  // test that asks for other settings).
+  std::function<std::unique_ptr<StorageEngine>(const EngineSettings&)> create;
 };
 
 // For INSTANTIATE_TEST_SUITE_P's name generator argument.
@@ -67,6 +74,9 @@ class EngineConformanceTest : public ::testing::TestWithParam<EngineFactory> {
   void TearDown() override;
 
   StorageEngine& engine() { return *engine_; }
+
+  // Replaces the engine with a fresh one created with `settings`.
+  void UseEngine(const EngineSettings& settings);
 
   // TakeOver(tp, epoch), asserting success (check with HasFatalFailure).
   void Lead(const TopicPartition& tp, int64_t epoch = 1);

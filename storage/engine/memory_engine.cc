@@ -273,11 +273,7 @@ MemoryEngine::GetTopicConfig(absl::string_view topic) {
 
 absl::Status MemoryEngine::FenceProducerEpoch(int64_t producer_id,
                                               int16_t producer_epoch) {
-  if (producer_id < 0 || producer_epoch < 0) {
-    return StorageError(StorageErrorCode::kInvalidRequest,
-                        absl::StrCat("cannot fence producer ", producer_id,
-                                     " at epoch ", producer_epoch));
-  }
+  KAAS_RETURN_IF_ERROR(ValidateProducerFence(producer_id, producer_epoch));
   absl::MutexLock fences_lock(&fences_mu_);
   int16_t& fenced = fences_[producer_id];
   fenced = std::max(fenced, producer_epoch);

@@ -48,7 +48,8 @@
 //     once (the disk engine frees whole closed segments only).
 //   * No topic config files: GetTopicConfig is always nullopt; every
 //     partition uses Options::partition_config, of which only segment_bytes
-//     (kRecordListTooLarge) and max_message_bytes (kMessageTooLarge) apply.
+//     (kRecordListTooLarge), max_message_bytes (kMessageTooLarge) and
+//     validate_records apply.
 //   * Idle producers never expire (producer.id.expiration.ms is ignored).
 //   * AbandonTopic drops every partition of the topic, led or not: their
 //     data belongs to the deleted incarnation (the disk engine closes the

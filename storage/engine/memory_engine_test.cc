@@ -27,7 +27,12 @@ using ::testing::HasSubstr;
 INSTANTIATE_TEST_SUITE_P(Memory, EngineConformanceTest,
                          ::testing::Values(EngineFactory{
                              "Memory",
-                             [] { return std::make_unique<MemoryEngine>(); }}),
+                             [](const EngineSettings& settings) {
+                               MemoryEngine::Options options;
+                               options.partition_config.validate_records =
+                                   settings.validate_records;
+                               return std::make_unique<MemoryEngine>(options);
+                             }}),
                          EngineFactoryName);
 
 std::string Batch(int records = 1, size_t value_size = 16,

@@ -87,7 +87,13 @@ absl::StatusOr<AppendResult> MemoryPartition::Append(absl::string_view bytes,
     stats_->rejected_batches.fetch_add(1, std::memory_order_relaxed);
     return status;
   };
-  absl::StatusOr<RecordBatchView> parsed = RecordBatchView::Parse(bytes);
+  bool validate_records;
+  {
+    absl::ReaderMutexLock lock(&mu_);
+    validate_records = config_.validate_records;
+  }
+  absl::StatusOr<RecordBatchView> parsed =
+      ParseForAppend(bytes, validate_records);
   if (!parsed.ok()) return reject(parsed.status());
   const RecordBatchView& batch = *parsed;
   const int32_t delta = batch.last_offset_delta();
@@ -97,22 +103,13 @@ absl::StatusOr<AppendResult> MemoryPartition::Append(absl::string_view bytes,
   AppendResult result;
   {
     absl::MutexLock lock(&mu_);
-    if (absl::Status status = CheckWritableLocked(leader_epoch); !status.ok()) {
-      return reject(status);
-    }
-    if (absl::Status status = CheckAppendable(batch, config_); !status.ok()) {
-      return reject(status);
-    }
-    if (batch.has_producer_id()) {
-      idempotence::Verdict verdict = producers_.Check(BatchInfoOf(batch));
-      if (verdict.kind == idempotence::VerdictKind::kDuplicate) {
-        result = DuplicateAppendResult(verdict, log_start_);
-        stats_->duplicate_batches.fetch_add(1, std::memory_order_relaxed);
-        return result;
-      }
-      if (absl::Status status = VerdictToStatus(verdict); !status.ok()) {
-        return reject(status);
-      }
+    absl::StatusOr<Admission> admission =
+        AdmitBatch(batch, config_, producers_,
+                   CheckWritableLocked(leader_epoch), log_start_);
+    if (!admission.ok()) return reject(admission.status());
+    if (admission->duplicate.has_value()) {
+      stats_->duplicate_batches.fetch_add(1, std::memory_order_relaxed);
+      return *std::move(admission->duplicate);
     }
     const int64_t base_offset = next_offset_;
     SetBaseOffset(stored->data(), base_offset);

@@ -24,4 +24,14 @@ absl::Status ValidateLeaderEpoch(int64_t leader_epoch) {
   return absl::OkStatus();
 }
 
+absl::Status ValidateProducerFence(int64_t producer_id,
+                                   int16_t producer_epoch) {
+  if (producer_id < 0 || producer_epoch < 0) {
+    return StorageError(StorageErrorCode::kInvalidRequest,
+                        absl::StrCat("cannot fence producer ", producer_id,
+                                     " at epoch ", producer_epoch));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace kaas

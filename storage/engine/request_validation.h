@@ -24,6 +24,10 @@ absl::Status ValidateTopicPartition(const TopicPartition& tp);
 // kInvalidRequest naming it.
 absl::Status ValidateLeaderEpoch(int64_t leader_epoch);
 
+// OK for a producer id >= 0 and a producer epoch >= 0 (FenceProducerEpoch),
+// else kInvalidRequest naming them.
+absl::Status ValidateProducerFence(int64_t producer_id, int16_t producer_epoch);
+
 }  // namespace kaas
 
 #endif  // KAAS_STORAGE_ENGINE_REQUEST_VALIDATION_H_

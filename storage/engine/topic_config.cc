@@ -139,6 +139,8 @@ TopicConfigOverrides FromProto(const engine::TopicConfigFile& file) {
       OptionalIf(file.has_flush_messages(), file.flush_messages());
   overrides.max_message_bytes =
       OptionalIf(file.has_max_message_bytes(), file.max_message_bytes());
+  overrides.validate_records =
+      OptionalIf(file.has_validate_records(), file.validate_records());
   return overrides;
 }
 
@@ -165,6 +167,9 @@ engine::TopicConfigFile ToProto(const TopicConfigOverrides& overrides) {
   if (overrides.max_message_bytes) {
     file.set_max_message_bytes(*overrides.max_message_bytes);
   }
+  if (overrides.validate_records) {
+    file.set_validate_records(*overrides.validate_records);
+  }
   return file;
 }
 
@@ -175,7 +180,7 @@ bool operator==(const TopicConfigOverrides& a, const TopicConfigOverrides& b) {
     return std::tie(o.retention_ms, o.retention_bytes, o.segment_bytes,
                     o.segment_ms, o.cleanup_policy, o.min_compaction_lag_ms,
                     o.delete_retention_ms, o.flush_messages,
-                    o.max_message_bytes);
+                    o.max_message_bytes, o.validate_records);
   };
   return fields(a) == fields(b);
 }
@@ -204,6 +209,8 @@ std::string TopicConfigToJson(const TopicConfigOverrides& overrides) {
     absl::StrAppend(&json, JsonStringLiteral(field.json_name()), ":");
     if (field.cpp_type() == pb::FieldDescriptor::CPPTYPE_STRING) {
       json += JsonStringLiteral(reflection.GetString(file, &field));
+    } else if (field.cpp_type() == pb::FieldDescriptor::CPPTYPE_BOOL) {
+      json += reflection.GetBool(file, &field) ? "true" : "false";
     } else {
       absl::StrAppend(&json, reflection.GetInt64(file, &field));
     }
@@ -252,6 +259,9 @@ PartitionConfig ApplyTopicConfig(const PartitionConfig& engine_default,
   if (overrides.max_message_bytes.has_value()) {
     config.max_message_bytes =
         static_cast<uint64_t>(*overrides.max_message_bytes);
+  }
+  if (overrides.validate_records.has_value()) {
+    config.validate_records = *overrides.validate_records;
   }
   return config;
 }

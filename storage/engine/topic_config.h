@@ -55,6 +55,7 @@ struct TopicConfigOverrides {
   std::optional<int64_t> delete_retention_ms;
   std::optional<int64_t> flush_messages;
   std::optional<int64_t> max_message_bytes;
+  std::optional<bool> validate_records;
 
   friend bool operator==(const TopicConfigOverrides& a,
                          const TopicConfigOverrides& b);
@@ -74,8 +75,9 @@ std::string TopicConfigToJson(const TopicConfigOverrides& overrides);
 // validates them): retentionMs / retentionBytes -1 become nullopt (keep
 // forever), segmentMs <= 0 becomes nullopt (no age rolls), cleanupPolicy sets
 // cleanup_delete to whether it contains "delete", flushMessages sets
-// flush_interval_messages; minCompactionLagMs and deleteRetentionMs change
-// nothing (no compaction yet).
+// flush_interval_messages, validateRecords validate_records;
+// minCompactionLagMs and deleteRetentionMs change nothing (no compaction
+// yet).
 PartitionConfig ApplyTopicConfig(const PartitionConfig& engine_default,
                                  const TopicConfigOverrides& overrides);
 

@@ -72,7 +72,7 @@ TEST(ParseTopicConfigJson, ParsesEveryKey) {
                 "segmentBytes": 268435456, "segmentMs": 3600000,
                 "cleanupPolicy": "compact,delete", "minCompactionLagMs": 5,
                 "deleteRetentionMs": 6, "flushMessages": 7,
-                "maxMessageBytes": 1048576})"));
+                "maxMessageBytes": 1048576, "validateRecords": true})"));
   EXPECT_EQ(overrides.retention_ms, 86400000);
   EXPECT_EQ(overrides.retention_bytes, 1073741824);
   EXPECT_EQ(overrides.segment_bytes, 268435456);
@@ -82,6 +82,11 @@ TEST(ParseTopicConfigJson, ParsesEveryKey) {
   EXPECT_EQ(overrides.delete_retention_ms, 6);
   EXPECT_EQ(overrides.flush_messages, 7);
   EXPECT_EQ(overrides.max_message_bytes, 1048576);
+  EXPECT_EQ(overrides.validate_records, true);
+  EXPECT_TRUE(ApplyTopicConfig(PartitionConfig(), overrides).validate_records);
+  EXPECT_EQ(TopicConfigToJson(overrides).find("\"validateRecords\":true") !=
+                std::string::npos,
+            true);
 }
 
 TEST(ParseTopicConfigJson, AbsentKeysStayUnset) {
@@ -112,7 +117,7 @@ TEST(ParseTopicConfigJson, UnknownKeyIsNamed) {
           "/data/orders/.config.json: unknown field \"retentionMx\" (known "
           "fields: retentionMs, retentionBytes, segmentBytes, segmentMs, "
           "cleanupPolicy, minCompactionLagMs, deleteRetentionMs, "
-          "flushMessages, maxMessageBytes)")));
+          "flushMessages, maxMessageBytes, validateRecords)")));
 }
 
 TEST(ParseTopicConfigJson, KafkaDottedNameIsUnknown) {

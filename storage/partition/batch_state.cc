@@ -94,14 +94,32 @@ absl::StatusOr<int64_t> FetchBound(absl::string_view partition, int64_t offset,
                                                 : result.high_watermark;
 }
 
-AppendResult DuplicateAppendResult(const idempotence::Verdict& verdict,
-                                   int64_t log_start_offset) {
-  AppendResult result;
-  result.base_offset = verdict.duplicate_of.base_offset;
-  result.last_offset = verdict.duplicate_of.last_offset;
-  result.duplicate = true;
-  result.log_start_offset = log_start_offset;
-  return result;
+absl::StatusOr<RecordBatchView> ParseForAppend(absl::string_view bytes,
+                                               bool validate_records) {
+  KAAS_ASSIGN_OR_RETURN(RecordBatchView batch, RecordBatchView::Parse(bytes));
+  if (validate_records) KAAS_RETURN_IF_ERROR(ValidateRecords(batch));
+  return batch;
+}
+
+absl::StatusOr<Admission> AdmitBatch(
+    const RecordBatchView& batch, const PartitionConfig& config,
+    const idempotence::ProducerStateMap& producers,
+    const absl::Status& writable, int64_t log_start_offset) {
+  KAAS_RETURN_IF_ERROR(writable);
+  KAAS_RETURN_IF_ERROR(CheckAppendable(batch, config));
+  Admission admission;
+  if (!batch.has_producer_id()) return admission;
+  idempotence::Verdict verdict = producers.Check(BatchInfoOf(batch));
+  if (verdict.kind == idempotence::VerdictKind::kDuplicate) {
+    AppendResult& result = admission.duplicate.emplace();
+    result.base_offset = verdict.duplicate_of.base_offset;
+    result.last_offset = verdict.duplicate_of.last_offset;
+    result.duplicate = true;
+    result.log_start_offset = log_start_offset;
+    return admission;
+  }
+  KAAS_RETURN_IF_ERROR(VerdictToStatus(verdict));
+  return admission;
 }
 
 absl::StatusOr<std::optional<OffsetAndTimestamp>> AnswerSpecialTimestamp(

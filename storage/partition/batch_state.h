@@ -42,21 +42,42 @@ absl::Status RecordBatchState(const RecordBatchView& batch, int64_t base_offset,
                               idempotence::ProducerStateMap* producers,
                               txn::TxnIndex* txns);
 
-// Append-time checks of a parsed batch: a control batch's record type must
-// decode (kInvalidRecord), and the batch must fit segment.bytes
-// (kRecordListTooLarge) and max.message.bytes (kMessageTooLarge).
+// The admission rule every engine applies to an append, in two halves so
+// that neither engine can drift from it:
+//
+//   ParseForAppend (outside the partition lock): one well-formed v2 batch
+//   (RecordBatchView::Parse), and, if `validate_records`, records Kafka's
+//   broker would accept (ValidateRecords).
+//
+//   AdmitBatch (under the partition lock), in this order: the engine's own
+//   writability verdict `writable` (leadership, fencing by leader epoch,
+//   stalls); the batch fits the config (a control batch's type decodes,
+//   segment.bytes, max.message.bytes); the idempotent producer's sequence
+//   and epoch. A retry the producer state recognises is a duplicate: it is
+//   answered with the original's offsets (`duplicate` set; the caller adds
+//   `durable`) and nothing is written.
+absl::StatusOr<RecordBatchView> ParseForAppend(absl::string_view bytes,
+                                               bool validate_records);
+
+struct Admission {
+  // Set for a recognised retry: the answer (without `durable`).
+  std::optional<AppendResult> duplicate;
+};
+absl::StatusOr<Admission> AdmitBatch(
+    const RecordBatchView& batch, const PartitionConfig& config,
+    const idempotence::ProducerStateMap& producers,
+    const absl::Status& writable, int64_t log_start_offset);
+
+// The parts of AdmitBatch. Append-time checks of a parsed batch: a control
+// batch's record type must decode (kInvalidRecord), and the batch must fit
+// segment.bytes (kRecordListTooLarge) and max.message.bytes
+// (kMessageTooLarge).
 absl::Status CheckAppendable(const RecordBatchView& batch,
                              const PartitionConfig& config);
 
 // The typed error of a rejecting verdict (kOutOfOrderSequence,
 // kInvalidProducerEpoch, kInvalidRecord); OK for accepting ones.
 absl::Status VerdictToStatus(const idempotence::Verdict& verdict);
-
-// The answer to a retried batch the verdict recognised as a duplicate: the
-// original's offsets, flagged duplicate, with the current log start. The
-// caller sets `durable`. REQUIRES: verdict.kind == kDuplicate.
-AppendResult DuplicateAppendResult(const idempotence::Verdict& verdict,
-                                   int64_t log_start_offset);
 
 // The fetch rule shared by every engine: `offset` must lie in
 // [result.log_start_offset, result.high_watermark] (else kOffsetOutOfRange,

@@ -25,6 +25,7 @@ Partition::Partition(const PartitionRuntime& runtime, std::string dir,
   CHECK(runtime_.io_pool != nullptr);
   CHECK(runtime_.timers != nullptr);
   CHECK(runtime_.read_cache != nullptr);
+  validate_records_.store(config_.validate_records);
 }
 
 Partition::~Partition() { Abandon(); }
@@ -159,6 +160,7 @@ absl::Status Partition::SetConfig(const PartitionConfig& config) {
   PartitionConfig next = config;
   next.index_interval_bytes = config_.index_interval_bytes;
   config_ = next;
+  validate_records_.store(config_.validate_records, std::memory_order_relaxed);
   PublishOffsetsLocked();
   return absl::OkStatus();
 }

@@ -455,6 +455,9 @@ class Partition : public std::enable_shared_from_this<Partition> {
   std::atomic<int64_t> epoch_{0};
   std::atomic<bool> stalled_{false};
   std::atomic<bool> closed_{false};
+  // config_.validate_records, readable outside the lock (the records are
+  // checked before it is taken).
+  std::atomic<bool> validate_records_{false};
   mutable absl::Mutex segments_mu_;
   std::shared_ptr<const SegmentList> published_segments_
       ABSL_GUARDED_BY(segments_mu_);

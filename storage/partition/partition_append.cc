@@ -85,7 +85,9 @@ absl::StatusOr<AppendResult> Partition::AppendImpl(
     }
     return status;
   };
-  absl::StatusOr<RecordBatchView> parsed = RecordBatchView::Parse(bytes);
+  // Outside the lock: framing, CRC and (if configured) the records.
+  absl::StatusOr<RecordBatchView> parsed =
+      ParseForAppend(bytes, validate_records_.load(std::memory_order_relaxed));
   if (!parsed.ok()) return reject(parsed.status());
   const RecordBatchView& batch = *parsed;
   const int32_t delta = batch.last_offset_delta();
@@ -93,29 +95,21 @@ absl::StatusOr<AppendResult> Partition::AppendImpl(
   AppendResult result;
   {
     absl::MutexLock lock(&mu_);
-    if (absl::Status status = CheckWritableLocked(leader_epoch); !status.ok()) {
-      return reject(status);
-    }
-    if (absl::Status status = CheckAppendable(batch, config_); !status.ok()) {
-      return reject(status);
-    }
-    if (batch.has_producer_id()) {
-      idempotence::Verdict verdict = producers_.Check(BatchInfoOf(batch));
-      if (verdict.kind == idempotence::VerdictKind::kDuplicate) {
-        result = DuplicateAppendResult(verdict, log_start_offset_);
-        // An acks=all retry is acknowledged when the original is durable.
-        if (acks == Acks::kAll) {
-          result.durable =
-              DurableFutureLocked(result.last_offset + 1, lead_cycle);
-        }
-        if (stats != nullptr) {
-          stats->duplicate_batches.fetch_add(1, std::memory_order_relaxed);
-        }
-        return result;
+    absl::StatusOr<Admission> admission =
+        AdmitBatch(batch, config_, producers_,
+                   CheckWritableLocked(leader_epoch), log_start_offset_);
+    if (!admission.ok()) return reject(admission.status());
+    if (admission->duplicate.has_value()) {
+      result = *std::move(admission->duplicate);
+      // An acks=all retry is acknowledged when the original is durable.
+      if (acks == Acks::kAll) {
+        result.durable =
+            DurableFutureLocked(result.last_offset + 1, lead_cycle);
       }
-      if (absl::Status status = VerdictToStatus(verdict); !status.ok()) {
-        return reject(status);
+      if (stats != nullptr) {
+        stats->duplicate_batches.fetch_add(1, std::memory_order_relaxed);
       }
+      return result;
     }
     if (ShouldRollLocked(bytes.size(), delta)) {
       if (absl::Status status =

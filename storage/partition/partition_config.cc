@@ -48,7 +48,8 @@ bool operator==(const PartitionConfig& a, const PartitionConfig& b) {
          a.max_message_bytes == b.max_message_bytes &&
          a.retention_ms == b.retention_ms &&
          a.retention_bytes == b.retention_bytes &&
-         a.cleanup_delete == b.cleanup_delete;
+         a.cleanup_delete == b.cleanup_delete &&
+         a.validate_records == b.validate_records;
 }
 
 }  // namespace kaas

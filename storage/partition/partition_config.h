@@ -65,6 +65,13 @@ struct PartitionConfig {
   // Kafka cleanup.policy contains "delete" (compact-only topics are not
   // subject to delete retention).
   bool cleanup_delete = true;
+  // Decode and check every batch's records before accepting it, as Kafka's
+  // broker does (storage/batch/records.h ValidateRecords): records that are
+  // garbage behind a valid CRC, offsets out of sequence, codec bits on
+  // uncompressed bytes are refused (kInvalidRecord, kCorruptMessage). Off by
+  // default: the append path then keeps batches opaque (a broker that
+  // validates itself pays nothing twice). Done outside the partition lock.
+  bool validate_records = false;
 
   // Checks ranges; the message names the field and the value.
   absl::Status Validate() const;
