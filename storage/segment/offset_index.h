@@ -18,9 +18,7 @@
 // keeps the longest valid prefix and says what was wrong with the rest, and
 // owners rebuild the index from the log.
 //
-// Thread-safety: thread-safe. Lookups (readers, lock-free with respect to the
-// partition) may run concurrently with Append/Truncate (the single writer);
-// an internal reader/writer lock protects the entries.
+// Thread-safety: thread-safe (storage/segment/sparse_index.h).
 
 #ifndef KAAS_STORAGE_SEGMENT_OFFSET_INDEX_H_
 #define KAAS_STORAGE_SEGMENT_OFFSET_INDEX_H_
@@ -31,9 +29,8 @@
 #include <string>
 #include <vector>
 
-#include "absl/base/thread_annotations.h"
 #include "absl/strings/string_view.h"
-#include "absl/synchronization/mutex.h"
+#include "storage/segment/sparse_index.h"
 
 namespace kaas::segment {
 
@@ -48,16 +45,18 @@ struct OffsetIndexEntry {
   }
 };
 
-class OffsetIndex {
+// How .index entries are encoded (storage/segment/sparse_index.h).
+struct OffsetIndexFormat {
+  using Entry = OffsetIndexEntry;
+  static constexpr size_t kEntrySize = kOffsetIndexEntrySize;
+  static constexpr absl::string_view kName = "index";
+  static Entry Read(const char* bytes, int64_t base_offset);
+  static void Write(const Entry& entry, int64_t base_offset, char* bytes);
+};
+
+class OffsetIndex : public SparseIndex<OffsetIndexFormat> {
  public:
-  explicit OffsetIndex(int64_t base_offset) : base_offset_(base_offset) {}
-
-  // Copies take the source's lock. Assignment replaces the entries (e.g.
-  // with a rebuilt index); REQUIRES: other.base_offset() == base_offset().
-  OffsetIndex(const OffsetIndex& other);
-  OffsetIndex& operator=(const OffsetIndex& other);
-
-  int64_t base_offset() const { return base_offset_; }
+  explicit OffsetIndex(int64_t base_offset) : SparseIndex(base_offset) {}
 
   // The entry with the largest offset <= `offset`; {base_offset, 0} when
   // there is none (the segment start). Never fails.
@@ -72,18 +71,8 @@ class OffsetIndex {
   // Removes every entry whose position is >= `position` (log truncation).
   void TruncateToPosition(uint64_t position);
 
-  size_t size() const;
   // How many entries have a position below `position`.
   size_t CountBelowPosition(uint64_t position) const;
-  std::optional<OffsetIndexEntry> last() const;
-  std::vector<OffsetIndexEntry> entries() const;
-
-  // The on-disk encoding of entries [from_entry, size()).
-  // REQUIRES: from_entry <= size().
-  std::string Encode(size_t from_entry = 0) const;
-  // The encoding of entries [from_entry, to_entry).
-  // REQUIRES: from_entry <= to_entry <= size().
-  std::string Encode(size_t from_entry, size_t to_entry) const;
 
   struct Decoded;
   // Decodes an .index file of a segment whose log is `log_size` bytes long.
@@ -91,13 +80,6 @@ class OffsetIndex {
   // precise description of the first invalid part (empty if none).
   static Decoded Decode(int64_t base_offset, absl::string_view bytes,
                         uint64_t log_size);
-
- private:
-  const int64_t base_offset_;
-  mutable absl::Mutex mu_;
-  // relative offsets and positions, parallel, strictly increasing.
-  std::vector<int32_t> relative_offsets_ ABSL_GUARDED_BY(mu_);
-  std::vector<uint32_t> positions_ ABSL_GUARDED_BY(mu_);
 };
 
 struct OffsetIndex::Decoded {

@@ -18,7 +18,7 @@
 //   int32 big-endian  relative offset (batch base offset - segment base)
 // Decode keeps the longest valid prefix (see OffsetIndex).
 //
-// Thread-safety: thread-safe, like OffsetIndex.
+// Thread-safety: thread-safe (storage/segment/sparse_index.h).
 
 #ifndef KAAS_STORAGE_SEGMENT_TIME_INDEX_H_
 #define KAAS_STORAGE_SEGMENT_TIME_INDEX_H_
@@ -29,9 +29,8 @@
 #include <string>
 #include <vector>
 
-#include "absl/base/thread_annotations.h"
 #include "absl/strings/string_view.h"
-#include "absl/synchronization/mutex.h"
+#include "storage/segment/sparse_index.h"
 
 namespace kaas::segment {
 
@@ -46,16 +45,18 @@ struct TimeIndexEntry {
   }
 };
 
-class TimeIndex {
+// How .timeindex entries are encoded (storage/segment/sparse_index.h).
+struct TimeIndexFormat {
+  using Entry = TimeIndexEntry;
+  static constexpr size_t kEntrySize = kTimeIndexEntrySize;
+  static constexpr absl::string_view kName = "time index";
+  static Entry Read(const char* bytes, int64_t base_offset);
+  static void Write(const Entry& entry, int64_t base_offset, char* bytes);
+};
+
+class TimeIndex : public SparseIndex<TimeIndexFormat> {
  public:
-  explicit TimeIndex(int64_t base_offset) : base_offset_(base_offset) {}
-
-  // Copies take the source's lock. Assignment replaces the entries;
-  // REQUIRES: other.base_offset() == base_offset().
-  TimeIndex(const TimeIndex& other);
-  TimeIndex& operator=(const TimeIndex& other);
-
-  int64_t base_offset() const { return base_offset_; }
+  explicit TimeIndex(int64_t base_offset) : SparseIndex(base_offset) {}
 
   // Adds (timestamp, offset) if `timestamp` is larger than the last entry's
   // timestamp and `offset` larger than its offset; otherwise does nothing.
@@ -71,18 +72,8 @@ class TimeIndex {
   // Removes every entry whose offset is >= `offset` (log truncation).
   void TruncateToOffset(int64_t offset);
 
-  size_t size() const;
   // How many entries have an offset below `offset`.
   size_t CountBelowOffset(int64_t offset) const;
-  std::optional<TimeIndexEntry> last() const;
-  std::vector<TimeIndexEntry> entries() const;
-
-  // The on-disk encoding of entries [from_entry, size()).
-  // REQUIRES: from_entry <= size().
-  std::string Encode(size_t from_entry = 0) const;
-  // The encoding of entries [from_entry, to_entry).
-  // REQUIRES: from_entry <= to_entry <= size().
-  std::string Encode(size_t from_entry, size_t to_entry) const;
 
   struct Decoded;
   // Decodes a .timeindex file of a segment whose next offset (one past its
@@ -91,12 +82,6 @@ class TimeIndex {
   // valid prefix and sets `problem` (see OffsetIndex::Decode).
   static Decoded Decode(int64_t base_offset, absl::string_view bytes,
                         int64_t next_offset);
-
- private:
-  const int64_t base_offset_;
-  mutable absl::Mutex mu_;
-  std::vector<int64_t> timestamps_ ABSL_GUARDED_BY(mu_);
-  std::vector<int32_t> relative_offsets_ ABSL_GUARDED_BY(mu_);
 };
 
 struct TimeIndex::Decoded {
