@@ -13,7 +13,7 @@ namespace kaas {
 namespace {
 
 std::string BatchOf(int records) {
-  return testing::BatchBuilder()
+  return test::BatchBuilder()
       .Producer(1, 0, 0)
       .AddRandomRecords(records, /*value_size=*/64)
       .Build();

@@ -20,11 +20,11 @@
 namespace kaas::bench {
 namespace {
 
+using test::JsonValue;
+using test::ParseJson;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
-using testing::JsonValue;
 using ::testing::Not;
-using testing::ParseJson;
 
 class BenchCommandTest : public ::testing::Test {
  protected:
@@ -171,7 +171,7 @@ TEST_F(BenchCommandTest, RunsEveryCaseAndEmitsOneValidJsonObject) {
   EXPECT_EQ(progress_lines, 25) << progress_.str();
 
   // The data dir did not exist: everything, it included, is removed.
-  EXPECT_THAT(fs_.Exists(data_dir_), ::kaas::testing::IsOkAndHolds(false));
+  EXPECT_THAT(fs_.Exists(data_dir_), ::kaas::test::IsOkAndHolds(false));
 }
 
 TEST_F(BenchCommandTest, TableShowsOnlyTheSelectedScenarios) {
@@ -192,7 +192,7 @@ TEST_F(BenchCommandTest, AnExistingDataDirIsLeftAsItWas) {
   options.scenarios = {"b"};
   ASSERT_EQ(Run(options), 0) << progress_.str();
   EXPECT_THAT(fs_.ListDir(data_dir_),
-              ::kaas::testing::IsOkAndHolds(::testing::ElementsAre("mine")));
+              ::kaas::test::IsOkAndHolds(::testing::ElementsAre("mine")));
 }
 
 TEST_F(BenchCommandTest, BadOptionsExitWithTwo) {
@@ -220,7 +220,7 @@ TEST_F(BenchCommandTest, BadOptionsExitWithTwo) {
     EXPECT_THAT(progress_.str(), HasSubstr(c.message));
     EXPECT_THAT(out_.str(), IsEmpty());
   }
-  EXPECT_THAT(fs_.Exists(data_dir_), ::kaas::testing::IsOkAndHolds(false));
+  EXPECT_THAT(fs_.Exists(data_dir_), ::kaas::test::IsOkAndHolds(false));
 }
 
 TEST_F(BenchCommandTest, AFailingChildFailsItsRowsAndTheRun) {

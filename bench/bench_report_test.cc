@@ -10,10 +10,10 @@
 namespace kaas::bench {
 namespace {
 
+using test::JsonValue;
+using test::ParseJson;
 using ::testing::HasSubstr;
-using testing::JsonValue;
 using ::testing::Not;
-using testing::ParseJson;
 
 std::string RoundTrip(absl::string_view text) {
   absl::StatusOr<JsonValue> value = ParseJson(JsonQuote(text));

@@ -10,7 +10,7 @@
 namespace kaas::bench {
 namespace {
 
-using ::kaas::testing::StatusIs;
+using ::kaas::test::StatusIs;
 using ::testing::HasSubstr;
 
 TEST(ChildProtocol, ArgumentsRoundTrip) {

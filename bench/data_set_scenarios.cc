@@ -19,6 +19,8 @@
 #include "storage/batch/record_batch.h"
 
 namespace kaas::bench {
+
+using ::kaas::partition::LatencyHistogram;
 namespace {
 
 constexpr size_t kFetchMaxBytes = size_t{1} << 20;

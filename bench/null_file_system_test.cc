@@ -15,7 +15,7 @@
 namespace kaas::bench {
 namespace {
 
-using ::kaas::testing::StatusIs;
+using ::kaas::test::StatusIs;
 using ::testing::ElementsAre;
 
 TEST(NullFileSystem, SegmentLogsDiscardTheirBytes) {
@@ -27,9 +27,9 @@ TEST(NullFileSystem, SegmentLogsDiscardTheirBytes) {
   ASSERT_OK(log->Append("hello"));
   ASSERT_OK(log->WriteAt(100, "x"));
   ASSERT_OK(log->DataSync());
-  EXPECT_THAT(log->Size(), ::kaas::testing::IsOkAndHolds(101u));
+  EXPECT_THAT(log->Size(), ::kaas::test::IsOkAndHolds(101u));
   char buffer[5] = {'?', '?', '?', '?', '?'};
-  EXPECT_THAT(log->ReadAt(0, 5, buffer), ::kaas::testing::IsOkAndHolds(5u));
+  EXPECT_THAT(log->ReadAt(0, 5, buffer), ::kaas::test::IsOkAndHolds(5u));
   EXPECT_EQ(std::string(buffer, 5), std::string(5, '\0'));
   ASSERT_OK_AND_ASSIGN(fs::FileInfo info, fs.Stat("/d/0.log"));
   EXPECT_EQ(info.size, 101u);
@@ -40,14 +40,14 @@ TEST(NullFileSystem, OtherFilesKeepTheirBytes) {
   ASSERT_OK(fs.CreateDirs("/d"));
   ASSERT_OK(fs::AtomicReplaceFile(fs, "/d/manifest", "contents"));
   EXPECT_THAT(fs::ReadFileToString(fs, "/d/manifest"),
-              ::kaas::testing::IsOkAndHolds(std::string("contents")));
+              ::kaas::test::IsOkAndHolds(std::string("contents")));
   ASSERT_OK_AND_ASSIGN(
       std::unique_ptr<fs::WritableFile> file,
       fs.OpenForWrite("/d/manifest", fs::OpenMode::kMustExist));
   ASSERT_OK(file->Append("+more"));
   ASSERT_OK(file->Truncate(10));
   EXPECT_THAT(fs::ReadFileToString(fs, "/d/manifest"),
-              ::kaas::testing::IsOkAndHolds(std::string("contents+m")));
+              ::kaas::test::IsOkAndHolds(std::string("contents+m")));
 }
 
 TEST(NullFileSystem, NamespaceFollowsTheSeamContract) {
@@ -64,20 +64,20 @@ TEST(NullFileSystem, NamespaceFollowsTheSeamContract) {
   EXPECT_THAT(fs.OpenForWrite("/a/b/y", fs::OpenMode::kMustExist).status(),
               StatusIs(absl::StatusCode::kNotFound, ::testing::_));
   EXPECT_THAT(fs.ListDir("/a"),
-              ::kaas::testing::IsOkAndHolds(ElementsAre("b", "b-sibling")));
-  EXPECT_THAT(fs.ListDir("/"), ::kaas::testing::IsOkAndHolds(ElementsAre("a")));
+              ::kaas::test::IsOkAndHolds(ElementsAre("b", "b-sibling")));
+  EXPECT_THAT(fs.ListDir("/"), ::kaas::test::IsOkAndHolds(ElementsAre("a")));
   EXPECT_THAT(fs.RemoveDir("/a/b"),
               StatusIs(absl::StatusCode::kFailedPrecondition, ::testing::_));
   ASSERT_OK(fs.Rename("/a/b", "/a/c"));
   EXPECT_THAT(fs::ReadFileToString(fs, "/a/c/x"),
-              ::kaas::testing::IsOkAndHolds(std::string("1")));
-  EXPECT_THAT(fs.Exists("/a/b/x"), ::kaas::testing::IsOkAndHolds(false));
+              ::kaas::test::IsOkAndHolds(std::string("1")));
+  EXPECT_THAT(fs.Exists("/a/b/x"), ::kaas::test::IsOkAndHolds(false));
   ASSERT_OK(fs.Unlink("/a/c/x"));
   ASSERT_OK(fs.RemoveDir("/a/c"));
   ASSERT_OK(fs::RemoveTree(fs, "/a"));
   EXPECT_THAT(fs.ListDir("/"),
-              ::kaas::testing::IsOkAndHolds(::testing::IsEmpty()));
-  EXPECT_THAT(fs.CreateDirs("/f"), ::kaas::testing::IsOk());
+              ::kaas::test::IsOkAndHolds(::testing::IsEmpty()));
+  EXPECT_THAT(fs.CreateDirs("/f"), ::kaas::test::IsOk());
   ASSERT_OK(fs::AtomicReplaceFile(fs, "/f/file", ""));
   EXPECT_THAT(fs.CreateDirs("/f/file/sub"),
               StatusIs(absl::StatusCode::kFailedPrecondition, ::testing::_));
@@ -110,9 +110,9 @@ TEST(NullFileSystem, HostsADiskEngine) {
     ASSERT_OK(
         engine->AppendAndWait(tp, kWriterEpoch, Acks::kAll, batch).status());
   }
-  EXPECT_THAT(engine->HighWatermark(tp), ::kaas::testing::IsOkAndHolds(800));
+  EXPECT_THAT(engine->HighWatermark(tp), ::kaas::test::IsOkAndHolds(800));
   EXPECT_THAT(engine->PartitionSize(tp),
-              ::kaas::testing::IsOkAndHolds(100u * batch.size()));
+              ::kaas::test::IsOkAndHolds(100u * batch.size()));
   ASSERT_OK(engine->Relinquish(tp));
 }
 

@@ -41,8 +41,8 @@ TEST_F(PageCacheTest, MissingRootIsAnError) {
   EXPECT_FALSE(
       SyncFilesUnder(fs_, fs::JoinPath(root_, "none"), CacheState::kCold).ok());
   absl::Status evicted = EvictFromPageCache(fs::JoinPath(root_, "none"));
-  EXPECT_THAT(evicted, ::kaas::testing::StatusIs(absl::StatusCode::kNotFound,
-                                                 ::testing::HasSubstr("none")));
+  EXPECT_THAT(evicted, ::kaas::test::StatusIs(absl::StatusCode::kNotFound,
+                                              ::testing::HasSubstr("none")));
 }
 
 TEST(CacheStateName, NamesBothStates) {

@@ -18,6 +18,9 @@
 #include "storage/partition/partition_stats.h"
 
 namespace kaas::bench {
+
+using ::kaas::partition::LatencyHistogram;
+using ::kaas::partition::StorageStats;
 namespace {
 
 // A producer: its batch and what it measured. Only the holder of the

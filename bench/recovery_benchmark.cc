@@ -34,6 +34,12 @@
 #include "storage/segment/read_handle_cache.h"
 
 namespace kaas::bench {
+
+using ::kaas::partition::OpenReport;
+using ::kaas::partition::Partition;
+using ::kaas::partition::PartitionConfig;
+using ::kaas::partition::PartitionRuntime;
+using ::kaas::partition::StorageStats;
 namespace {
 
 constexpr uint64_t kLogBytes = uint64_t{1} << 30;

@@ -7,7 +7,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 
-namespace kaas::bench::testing {
+namespace kaas::test {
 namespace {
 
 class Parser {
@@ -287,4 +287,4 @@ absl::StatusOr<JsonValue> ParseJson(absl::string_view text) {
   return Parser(text).ParseDocument();
 }
 
-}  // namespace kaas::bench::testing
+}  // namespace kaas::test

@@ -17,7 +17,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 
-namespace kaas::bench::testing {
+namespace kaas::test {
 
 struct JsonValue {
   enum class Kind { kNull, kBool, kNumber, kString, kArray, kObject };
@@ -38,6 +38,6 @@ struct JsonValue {
 // keys, trailing garbage.
 absl::StatusOr<JsonValue> ParseJson(absl::string_view text);
 
-}  // namespace kaas::bench::testing
+}  // namespace kaas::test
 
 #endif  // KAAS_BENCH_TEST_JSON_H_

@@ -7,7 +7,7 @@
 #include "gtest/gtest.h"
 #include "testing/status_matchers.h"
 
-namespace kaas::bench::testing {
+namespace kaas::test {
 namespace {
 
 TEST(ParseJson, ParsesNestedValues) {
@@ -57,4 +57,4 @@ TEST(ParseJson, RejectsInvalidDocuments) {
 }
 
 }  // namespace
-}  // namespace kaas::bench::testing
+}  // namespace kaas::test

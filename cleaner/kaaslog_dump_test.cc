@@ -70,7 +70,7 @@ TEST_F(KaaslogDumpTest, ShowsTheLogStartTheCleanerPersisted) {
                        DiskEngine::Create(std::move(options)));
   ASSERT_OK(engine->TakeOver(kTp, 1).status());
   for (absl::Duration age : {absl::Hours(2), absl::Hours(2), absl::Hours(0)}) {
-    testing::BatchBuilder builder;
+    test::BatchBuilder builder;
     builder.BaseTimestamp(absl::ToUnixMillis(clock().Now() - age))
         .AddRandomRecords(1, 600);
     ASSERT_OK(

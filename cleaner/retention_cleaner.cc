@@ -7,9 +7,9 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_format.h"
+#include "base/storage_error.h"
 #include "cleaner/retention_policy.h"
 #include "glog/logging.h"
-#include "storage/common/storage_error.h"
 
 namespace kaas::cleaner {
 

@@ -16,11 +16,11 @@
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "base/clock.h"
+#include "base/storage_error.h"
 #include "fs/fs_util.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "storage/common/api_types.h"
-#include "storage/common/storage_error.h"
 #include "storage/engine/disk_engine.h"
 #include "storage/engine/disk_engine_test_fixture.h"
 #include "storage/engine/retention_host.h"
@@ -33,8 +33,8 @@
 namespace kaas::cleaner {
 namespace {
 
-using ::kaas::testing::HasStorageError;
-using ::kaas::testing::IsOkAndHolds;
+using ::kaas::test::HasStorageError;
+using ::kaas::test::IsOkAndHolds;
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
 using ::testing::SizeIs;
@@ -70,7 +70,7 @@ class RetentionCleanerTest : public DiskEngineTest {
 
   // A batch of one record whose timestamp is `age` before the clock's now.
   std::string BatchAged(absl::Duration age) {
-    testing::BatchBuilder builder;
+    test::BatchBuilder builder;
     builder.BaseTimestamp(absl::ToUnixMillis(clock().Now() - age))
         .AddRandomRecords(1, kValueBytes);
     return builder.Build();
@@ -429,7 +429,7 @@ TEST_F(RetentionCleanerTest, ATargetAboveTheHighWatermarkWaitsForDurability) {
   AppendAged(*engine, {absl::Hours(2)});
   // flush.messages 1: the high watermark is the durable end, held at 1 while
   // the log's syncs are blocked; the roll to segment 2 makes 1 closed.
-  fs().BlockSyncs(testing::PathPattern::Substring(".log"));
+  fs().BlockSyncs(test::PathPattern::Substring(".log"));
   // No ASSERT until the syncs are released: the engine's destructor would
   // wait for them.
   for (int i = 0; i < 2; ++i) {
@@ -459,9 +459,9 @@ TEST_F(RetentionCleanerTest, CrashBetweenPersistingLogStartAndUnlinking) {
     auto engine = NewEngine();
     ASSERT_OK(engine->TakeOver(kTp, kEpoch).status());
     AppendAged(*engine, {absl::Hours(2), absl::Hours(2), absl::ZeroDuration()});
-    testing::Fault fault(testing::FsOp::kUnlink, EIO);
-    fault.path = testing::PathPattern::Substring(".log");
-    fault.count = testing::Fault::kForever;
+    test::Fault fault(test::FsOp::kUnlink, EIO);
+    fault.path = test::PathPattern::Substring(".log");
+    fault.count = test::Fault::kForever;
     fs().InjectFault(fault);
 
     SweepReport report = NewCleaner(engine.get())->RunOnce();

@@ -5,6 +5,8 @@
 #include <vector>
 
 namespace kaas::cleaner {
+
+using ::kaas::partition::PartitionConfig;
 namespace {
 
 // The index of the first segment retention may never delete: the active

@@ -64,7 +64,7 @@ std::optional<int64_t> SizeRetentionTarget(
 // Whether delete retention applies to a partition with `config` at all: its
 // cleanup.policy includes "delete" and at least one of retention.ms /
 // retention.bytes is set (nullopt keeps forever).
-bool RetentionApplies(const PartitionConfig& config);
+bool RetentionApplies(const partition::PartitionConfig& config);
 
 // The log start retention wants, and which knob asked for it.
 struct RetentionDecision {

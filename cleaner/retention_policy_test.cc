@@ -12,6 +12,8 @@
 #include "storage/partition/partition_config.h"
 
 namespace kaas::cleaner {
+
+using ::kaas::partition::PartitionConfig;
 namespace {
 
 constexpr int64_t kNowMs = 1'000'000;

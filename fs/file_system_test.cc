@@ -18,8 +18,8 @@
 namespace kaas::fs {
 namespace {
 
-using ::kaas::testing::IsOkAndHolds;
-using ::kaas::testing::StatusIs;
+using ::kaas::test::IsOkAndHolds;
+using ::kaas::test::StatusIs;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::Pair;

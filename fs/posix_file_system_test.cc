@@ -34,8 +34,8 @@
 namespace kaas::fs {
 namespace {
 
-using ::kaas::testing::IsOkAndHolds;
-using ::kaas::testing::StatusIs;
+using ::kaas::test::IsOkAndHolds;
+using ::kaas::test::StatusIs;
 using ::testing::_;
 using ::testing::AllOf;
 using ::testing::ElementsAre;

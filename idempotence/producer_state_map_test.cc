@@ -16,7 +16,7 @@ namespace kaas {
 namespace idempotence {
 namespace {
 
-using ::kaas::testing::StatusIs;
+using ::kaas::test::StatusIs;
 using ::testing::AllOf;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;

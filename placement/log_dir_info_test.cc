@@ -5,17 +5,17 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "base/storage_error.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "storage/common/storage_error.h"
 #include "testing/status_matchers.h"
 
 namespace kaas::placement {
 namespace {
 
-using ::kaas::testing::HasStorageError;
-using ::kaas::testing::HasStorageErrorWithMessage;
-using ::kaas::testing::StatusIs;
+using ::kaas::test::HasStorageError;
+using ::kaas::test::HasStorageErrorWithMessage;
+using ::kaas::test::StatusIs;
 using ::testing::HasSubstr;
 
 LogDirInfo Dir(std::string name, std::string path) {

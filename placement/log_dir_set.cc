@@ -5,9 +5,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
+#include "base/storage_error.h"
 #include "glog/logging.h"
 #include "placement/error_messages.h"
-#include "storage/common/storage_error.h"
 
 namespace kaas::placement {
 

@@ -7,18 +7,18 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "base/storage_error.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "placement/log_dir_info.h"
-#include "storage/common/storage_error.h"
 #include "testing/status_matchers.h"
 
 namespace kaas::placement {
 namespace {
 
-using ::kaas::testing::HasStorageError;
-using ::kaas::testing::HasStorageErrorWithMessage;
-using ::kaas::testing::StatusIs;
+using ::kaas::test::HasStorageError;
+using ::kaas::test::HasStorageErrorWithMessage;
+using ::kaas::test::StatusIs;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using RootChoice = LogDirSet::RootChoice;
@@ -247,9 +247,9 @@ TEST(ResolvePartitionRootDeathTest, RejectsADirFromElsewhere) {
 TEST(ResolveMoveTarget, KnownDirsIncludingTheDataDir) {
   LogDirSet set = ThreeExtraDirs();
   EXPECT_THAT(set.ResolveMoveTarget("bulk"),
-              ::kaas::testing::IsOkAndHolds(set.Find("bulk")));
+              ::kaas::test::IsOkAndHolds(set.Find("bulk")));
   EXPECT_THAT(set.ResolveMoveTarget("default"),
-              ::kaas::testing::IsOkAndHolds(&set.DefaultDir()));
+              ::kaas::test::IsOkAndHolds(&set.DefaultDir()));
 }
 
 TEST(ResolveMoveTarget, UnknownDirIsLogDirNotFound) {

@@ -3,18 +3,18 @@
 #include <string>
 #include <vector>
 
+#include "base/storage_error.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "placement/log_dir_info.h"
-#include "storage/common/storage_error.h"
 #include "testing/status_matchers.h"
 
 namespace kaas::placement {
 namespace {
 
-using ::kaas::testing::HasStorageError;
-using ::kaas::testing::IsOkAndHolds;
-using ::kaas::testing::StatusIs;
+using ::kaas::test::HasStorageError;
+using ::kaas::test::IsOkAndHolds;
+using ::kaas::test::StatusIs;
 using ::testing::AllOf;
 using ::testing::ElementsAre;
 using ::testing::Field;

@@ -7,7 +7,7 @@
 #include "storage/batch/crc32c.h"
 #include "storage/batch/varint.h"
 
-namespace kaas::testing {
+namespace kaas::test {
 namespace {
 
 namespace layout = batch_layout;
@@ -237,4 +237,4 @@ void FixCrc(std::string* batch) {
   WriteBigEndian32(batch->data() + layout::kCrc, static_cast<int32_t>(crc));
 }
 
-}  // namespace kaas::testing
+}  // namespace kaas::test

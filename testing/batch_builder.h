@@ -33,7 +33,7 @@
 #include "absl/types/optional.h"
 #include "storage/batch/record_batch.h"
 
-namespace kaas::testing {
+namespace kaas::test {
 
 struct TestHeader {
   std::string key;
@@ -130,6 +130,6 @@ void OverwriteBigEndian64(std::string* batch, size_t offset, int64_t value);
 // deliberately wrong field is reported as such rather than as a CRC mismatch.
 void FixCrc(std::string* batch);
 
-}  // namespace kaas::testing
+}  // namespace kaas::test
 
 #endif  // KAAS_TESTING_BATCH_BUILDER_H_

@@ -10,7 +10,7 @@
 #include "storage/batch/records.h"
 #include "testing/status_matchers.h"
 
-namespace kaas::testing {
+namespace kaas::test {
 namespace {
 
 namespace layout = batch_layout;
@@ -249,4 +249,4 @@ TEST(CorruptionHelpersDeathTest, WritingOutsideTheBatchIsAProgrammerError) {
 }
 
 }  // namespace
-}  // namespace kaas::testing
+}  // namespace kaas::test

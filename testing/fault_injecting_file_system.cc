@@ -29,7 +29,7 @@
 #include "re2/re2.h"
 #include "testing/fault_injecting_file_system_model.h"
 
-namespace kaas::testing {
+namespace kaas::test {
 namespace {
 
 using fault_fs_internal::DurabilityModel;
@@ -676,4 +676,4 @@ void FaultInjectingFileSystem::ResetCounts() {
   counts_.fill(0);
 }
 
-}  // namespace kaas::testing
+}  // namespace kaas::test

@@ -81,7 +81,7 @@ namespace re2 {
 class RE2;
 }  // namespace re2
 
-namespace kaas::testing {
+namespace kaas::test {
 namespace fault_fs_internal {
 class DurabilityModel;  // testing/fault_injecting_file_system_model.h
 }  // namespace fault_fs_internal
@@ -337,6 +337,6 @@ class FaultInjectingFileSystem final : public fs::FileSystemWrapper {
   std::vector<std::weak_ptr<HeldLock>> locks_ ABSL_GUARDED_BY(mu_);
 };
 
-}  // namespace kaas::testing
+}  // namespace kaas::test
 
 #endif  // KAAS_TESTING_FAULT_INJECTING_FILE_SYSTEM_H_

@@ -20,7 +20,7 @@
 #include "testing/fault_injecting_file_system_test_fixture.h"
 #include "testing/status_matchers.h"
 
-namespace kaas::testing {
+namespace kaas::test {
 namespace {
 
 using ::testing::_;
@@ -401,4 +401,4 @@ TEST_F(CrashTest, UnsyncedBytesCountsFromTheFirstUndurableChange) {
 }
 
 }  // namespace
-}  // namespace kaas::testing
+}  // namespace kaas::test

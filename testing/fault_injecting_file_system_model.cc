@@ -21,7 +21,7 @@
 #include "fs/file_system.h"
 #include "fs/fs_util.h"
 
-namespace kaas::testing::fault_fs_internal {
+namespace kaas::test::fault_fs_internal {
 namespace {
 
 // Names under which RestoreDurableState moves misplaced entries aside.
@@ -456,4 +456,4 @@ absl::Status DurabilityModel::RewriteContent(Node* file, bool recreated,
   return base_file->Close();
 }
 
-}  // namespace kaas::testing::fault_fs_internal
+}  // namespace kaas::test::fault_fs_internal

@@ -53,7 +53,7 @@
 #include "absl/strings/string_view.h"
 #include "fs/file_system.h"
 
-namespace kaas::testing::fault_fs_internal {
+namespace kaas::test::fault_fs_internal {
 
 struct Node;
 
@@ -183,6 +183,6 @@ class DurabilityModel {
   uint64_t clock_ = 0;  // Advanced by every recorded change.
 };
 
-}  // namespace kaas::testing::fault_fs_internal
+}  // namespace kaas::test::fault_fs_internal
 
 #endif  // KAAS_TESTING_FAULT_INJECTING_FILE_SYSTEM_MODEL_H_

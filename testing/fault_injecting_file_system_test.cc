@@ -28,7 +28,7 @@
 #include "testing/fault_injecting_file_system_test_fixture.h"
 #include "testing/status_matchers.h"
 
-namespace kaas::testing {
+namespace kaas::test {
 namespace {
 
 using ::testing::_;
@@ -468,4 +468,4 @@ TEST_F(FaultTest, CrashReleasesTheLocksTakenBeforeIt) {
 }
 
 }  // namespace
-}  // namespace kaas::testing
+}  // namespace kaas::test

@@ -23,7 +23,7 @@
 #include "testing/fault_injecting_file_system.h"
 #include "testing/status_matchers.h"
 
-namespace kaas::testing {
+namespace kaas::test {
 
 class FaultInjectingFileSystemTest : public ::testing::Test {
  protected:
@@ -78,6 +78,6 @@ class FaultInjectingFileSystemTest : public ::testing::Test {
   FaultInjectingFileSystem fs_;
 };
 
-}  // namespace kaas::testing
+}  // namespace kaas::test
 
 #endif  // KAAS_TESTING_FAULT_INJECTING_FILE_SYSTEM_TEST_FIXTURE_H_

@@ -20,11 +20,11 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "base/storage_error.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "storage/common/storage_error.h"
 
-namespace kaas::testing {
+namespace kaas::test {
 namespace internal {
 
 inline const absl::Status& GetStatus(const absl::Status& status) {
@@ -82,10 +82,10 @@ MATCHER_P(IsOkAndHolds, value_matcher, "is OK and holds a matching value") {
   return ::testing::ExplainMatchResult(value_matcher, *arg, result_listener);
 }
 
-}  // namespace kaas::testing
+}  // namespace kaas::test
 
-#define EXPECT_OK(expr) EXPECT_THAT((expr), ::kaas::testing::IsOk())
-#define ASSERT_OK(expr) ASSERT_THAT((expr), ::kaas::testing::IsOk())
+#define EXPECT_OK(expr) EXPECT_THAT((expr), ::kaas::test::IsOk())
+#define ASSERT_OK(expr) ASSERT_THAT((expr), ::kaas::test::IsOk())
 
 #define KAAS_TESTING_CONCAT_INNER_(x, y) x##y
 #define KAAS_TESTING_CONCAT_(x, y) KAAS_TESTING_CONCAT_INNER_(x, y)
@@ -96,9 +96,9 @@ MATCHER_P(IsOkAndHolds, value_matcher, "is OK and holds a matching value") {
   ASSERT_OK_AND_ASSIGN_IMPL_(KAAS_TESTING_CONCAT_(kaas_statusor_, __LINE__), \
                              lhs, rexpr)
 
-#define ASSERT_OK_AND_ASSIGN_IMPL_(statusor, lhs, rexpr)   \
-  auto statusor = (rexpr);                                 \
-  ASSERT_THAT(statusor.status(), ::kaas::testing::IsOk()); \
+#define ASSERT_OK_AND_ASSIGN_IMPL_(statusor, lhs, rexpr) \
+  auto statusor = (rexpr);                               \
+  ASSERT_THAT(statusor.status(), ::kaas::test::IsOk());  \
   lhs = std::move(statusor).value()
 
 #endif  // KAAS_TESTING_STATUS_MATCHERS_H_

@@ -24,10 +24,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
+#include "base/storage_error.h"
 #include "fs/posix_file_system.h"
 #include "storage/batch/record_batch.h"
 #include "storage/common/api_types.h"
-#include "storage/common/storage_error.h"
 #include "storage/common/topic_name.h"
 #include "storage/engine/disk_engine.h"
 #include "storage/metadata/partition_files.h"
@@ -56,6 +56,9 @@ ABSL_FLAG(std::string, isolation, "read_uncommitted",
           "to the last stable offset; aborted transactions go to stderr).");
 
 namespace kaas::tools {
+
+using ::kaas::partition::OpenReport;
+using ::kaas::partition::Partition;
 namespace {
 
 constexpr size_t kReadChunkBytes = 1 << 20;

@@ -54,6 +54,8 @@ ABSL_FLAG(int64_t, segment_bytes, int64_t{1} << 20,
           "Segment size of the demo (small, so that segments roll).");
 
 namespace kaas::tools {
+
+using ::kaas::partition::OpenReport;
 namespace {
 
 constexpr absl::Duration kChildTimeout = absl::Seconds(60);

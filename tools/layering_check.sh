@@ -3,7 +3,10 @@
 #   1. each forbidden dependency below (a `manual` probe target checked into
 #      the package that must not have it) fails to build with Bazel's
 #      "is not visible" error;
-#   2. only the owners of files open them: calls that open files
+#   2. every package's production libraries depend only on the packages
+#      below it (a `bazel query` of their dependencies), so an arrow that
+#      runs upward fails even where the target it reaches is public;
+#   3. only the owners of files open them: calls that open files
 #      (OpenForRead / OpenForWrite) appear only in //fs, //storage/segment,
 #      //storage/metadata, //testing, //tools and //bench sources.
 # Prints one "layering: ok <what>" or "layering: FAIL <what>" line per check.
@@ -31,6 +34,44 @@ for entry in "${probes[@]}"; do
   else
     echo "layering: FAIL dependency not rejected as invisible: $what ($label)"
     echo "$out" | tail -n 20
+    status=1
+  fi
+done
+
+# package -> the repository packages its production (not testonly) libraries
+# may depend on, itself and //bazel (the visibility groups) aside.
+allowed_deps=(
+  "base|"
+  "fs|base"
+  "storage/batch|base"
+  "storage/common|base"
+  "placement|base"
+  "idempotence|base"
+  "txn|base"
+  "storage/segment|base fs storage/batch"
+  "storage/metadata|base fs storage/batch storage/common idempotence txn"
+  "storage/partition|base fs storage/batch storage/common storage/metadata storage/segment idempotence txn"
+  "storage/engine|base fs storage/batch storage/common storage/metadata storage/segment storage/partition idempotence txn placement"
+  "cleaner|base storage/common storage/engine storage/partition"
+)
+for entry in "${allowed_deps[@]}"; do
+  pkg="${entry%%|*}"
+  allowed=" ${entry#*|} $pkg bazel "
+  query="deps(attr(testonly, 0, kind('cc_library', //$pkg/...))
+    except attr(name, 'layering_probe', //$pkg/...))"
+  reached="$(bazel query "$query" 2>/dev/null | sed -nE 's#^//([^:]*):.*#\1#p' |
+    sort -u)"
+  upward=""
+  for dep in $reached; do
+    [[ "$allowed" == *" $dep "* ]] || upward+=" //$dep"
+  done
+  if [[ -z "$reached" ]]; then
+    echo "layering: FAIL could not query the dependencies of //$pkg"
+    status=1
+  elif [[ -z "$upward" ]]; then
+    echo "layering: ok //$pkg depends only on packages below it"
+  else
+    echo "layering: FAIL //$pkg depends on packages it must not:$upward"
     status=1
   fi
 done

@@ -57,7 +57,7 @@ ABSL_FLAG(int32_t, bad_length_batch, -1,
           "Give this batch a batchLength of 2^31-1 (framing is lost).");
 ABSL_FLAG(int32_t, truncate_bytes, 0, "Drop this many bytes at the end.");
 
-namespace kaas::testing {
+namespace kaas::test {
 namespace {
 
 int64_t Timestamp() {
@@ -158,9 +158,9 @@ int Main() {
 }
 
 }  // namespace
-}  // namespace kaas::testing
+}  // namespace kaas::test
 
 int main(int argc, char** argv) {
   absl::ParseCommandLine(argc, argv);
-  return kaas::testing::Main();
+  return kaas::test::Main();
 }

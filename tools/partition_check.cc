@@ -18,6 +18,9 @@
 #include "tools/segment_index_check.h"
 
 namespace kaas::tools {
+
+using ::kaas::partition::Partition;
+using ::kaas::partition::PartitionConfig;
 namespace {
 
 using segment::ParsedSegmentFile;

@@ -67,7 +67,7 @@ struct PartitionCheck {
   int64_t next_offset = -1;   // log end offset after recovery
   int64_t leader_epoch = -1;  // -1 if the partition does not open
   // What a leader's open does (the read-only open's report).
-  OpenReport recovery;
+  partition::OpenReport recovery;
   bool opens = false;
 
   int problems() const;

@@ -16,8 +16,8 @@
 namespace kaas::tools {
 namespace {
 
-using ::kaas::testing::IsOkAndHolds;
-using ::kaas::testing::StatusIs;
+using ::kaas::test::IsOkAndHolds;
+using ::kaas::test::StatusIs;
 using ::testing::_;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;

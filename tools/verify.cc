@@ -38,6 +38,9 @@ ABSL_FLAG(bool, repair, false,
           "not see (below the recovery checkpoint) stays, reported.");
 
 namespace kaas::tools {
+
+using ::kaas::partition::OpenReport;
+using ::kaas::partition::PartitionConfig;
 namespace {
 
 void PrintFindings(const std::vector<Finding>& findings, std::ostream& out) {

@@ -22,7 +22,7 @@ void PrintTo(const AbortedTxn& txn, std::ostream* os) {
 
 namespace {
 
-using ::kaas::testing::StatusIs;
+using ::kaas::test::StatusIs;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;

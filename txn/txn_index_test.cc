@@ -25,7 +25,7 @@ void PrintTo(const OpenTxn& txn, std::ostream* os) {
 
 namespace {
 
-using ::kaas::testing::StatusIs;
+using ::kaas::test::StatusIs;
 using ::testing::AllOf;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;

@@ -21,10 +21,10 @@ namespace kaas {
 namespace {
 
 namespace layout = batch_layout;
-using ::kaas::testing::BatchBuilder;
-using ::kaas::testing::ControlBatch;
-using ::kaas::testing::FixCrc;
-using ::kaas::testing::TestRecord;
+using ::kaas::test::BatchBuilder;
+using ::kaas::test::ControlBatch;
+using ::kaas::test::FixCrc;
+using ::kaas::test::TestRecord;
 
 std::vector<std::string> Seeds() {
   TestRecord with_headers;

@@ -14,7 +14,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "storage/common/storage_error.h"
+#include "base/storage_error.h"
 
 namespace kaas {
 namespace {

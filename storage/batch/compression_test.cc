@@ -8,16 +8,16 @@
 #include <random>
 #include <string>
 
+#include "base/storage_error.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "storage/common/storage_error.h"
 #include "testing/status_matchers.h"
 
 namespace kaas {
 namespace {
 
-using ::kaas::testing::HasStorageErrorWithMessage;
-using ::kaas::testing::IsOkAndHolds;
+using ::kaas::test::HasStorageErrorWithMessage;
+using ::kaas::test::IsOkAndHolds;
 using ::testing::HasSubstr;
 
 constexpr CompressionCodec kCodecs[] = {

@@ -2,8 +2,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "base/storage_error.h"
 #include "storage/batch/varint.h"
-#include "storage/common/storage_error.h"
 
 namespace kaas {
 namespace {

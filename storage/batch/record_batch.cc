@@ -6,9 +6,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
+#include "base/storage_error.h"
 #include "storage/batch/crc32c.h"
 #include "storage/batch/record.h"
-#include "storage/common/storage_error.h"
 
 namespace kaas {
 namespace {

@@ -6,10 +6,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/storage_error.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "storage/batch/crc32c.h"
-#include "storage/common/storage_error.h"
 #include "testing/batch_builder.h"
 #include "testing/status_matchers.h"
 
@@ -17,17 +17,17 @@ namespace kaas {
 namespace {
 
 namespace layout = batch_layout;
-using ::kaas::testing::BatchBuilder;
-using ::kaas::testing::ControlBatch;
-using ::kaas::testing::FixCrc;
-using ::kaas::testing::FlipBit;
-using ::kaas::testing::HasStorageError;
-using ::kaas::testing::HasStorageErrorWithMessage;
-using ::kaas::testing::IsOkAndHolds;
-using ::kaas::testing::OverwriteBigEndian16;
-using ::kaas::testing::OverwriteBigEndian32;
-using ::kaas::testing::OverwriteBigEndian64;
-using ::kaas::testing::StatusIs;
+using ::kaas::test::BatchBuilder;
+using ::kaas::test::ControlBatch;
+using ::kaas::test::FixCrc;
+using ::kaas::test::FlipBit;
+using ::kaas::test::HasStorageError;
+using ::kaas::test::HasStorageErrorWithMessage;
+using ::kaas::test::IsOkAndHolds;
+using ::kaas::test::OverwriteBigEndian16;
+using ::kaas::test::OverwriteBigEndian32;
+using ::kaas::test::OverwriteBigEndian64;
+using ::kaas::test::StatusIs;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 
@@ -448,7 +448,7 @@ TEST(ControlType, DecodesCommitAndAbort) {
 TEST(ControlType, DecodesVarintsInsteadOfAssumingFixedOffsets) {
   // A 6-byte timestampDelta varlong moves the key away from byte 66, and a
   // key of a later version (1) with extra bytes is still read like v0.
-  testing::TestRecord record;
+  test::TestRecord record;
   record.key = std::string(
       "\x00\x01\x00\x01"
       "extra",

@@ -3,19 +3,19 @@
 #include <limits>
 #include <string>
 
+#include "base/storage_error.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "storage/batch/varint.h"
-#include "storage/common/storage_error.h"
 #include "testing/batch_builder.h"
 #include "testing/status_matchers.h"
 
 namespace kaas {
 namespace {
 
-using ::kaas::testing::EncodeRecord;
-using ::kaas::testing::HasStorageErrorWithMessage;
-using ::kaas::testing::TestRecord;
+using ::kaas::test::EncodeRecord;
+using ::kaas::test::HasStorageErrorWithMessage;
+using ::kaas::test::TestRecord;
 using ::testing::Optional;
 
 // A record encoded field by field, so tests can break any field.

@@ -6,7 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
-#include "storage/common/storage_error.h"
+#include "base/storage_error.h"
 
 namespace kaas {
 

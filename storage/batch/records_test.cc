@@ -4,10 +4,10 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "base/storage_error.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "storage/batch/record_batch.h"
-#include "storage/common/storage_error.h"
 #include "testing/batch_builder.h"
 #include "testing/status_matchers.h"
 
@@ -15,14 +15,14 @@ namespace kaas {
 namespace {
 
 namespace layout = batch_layout;
-using ::kaas::testing::BatchBuilder;
-using ::kaas::testing::EncodeRecord;
-using ::kaas::testing::FixCrc;
-using ::kaas::testing::HasStorageError;
-using ::kaas::testing::HasStorageErrorWithMessage;
-using ::kaas::testing::OverwriteBigEndian32;
-using ::kaas::testing::StatusIs;
-using ::kaas::testing::TestRecord;
+using ::kaas::test::BatchBuilder;
+using ::kaas::test::EncodeRecord;
+using ::kaas::test::FixCrc;
+using ::kaas::test::HasStorageError;
+using ::kaas::test::HasStorageErrorWithMessage;
+using ::kaas::test::OverwriteBigEndian32;
+using ::kaas::test::StatusIs;
+using ::kaas::test::TestRecord;
 using ::testing::Optional;
 
 TEST(RecordReader, IteratesRecordsInOrder) {

@@ -11,7 +11,7 @@
 namespace kaas {
 namespace {
 
-using ::kaas::testing::StatusIs;
+using ::kaas::test::StatusIs;
 
 std::string EncodeVarint(int32_t v) {
   std::string out;

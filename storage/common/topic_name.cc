@@ -2,7 +2,7 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
-#include "storage/common/storage_error.h"
+#include "base/storage_error.h"
 
 namespace kaas {
 namespace {

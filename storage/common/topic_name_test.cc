@@ -11,7 +11,7 @@
 namespace kaas {
 namespace {
 
-using ::kaas::testing::HasStorageErrorWithMessage;
+using ::kaas::test::HasStorageErrorWithMessage;
 using ::testing::HasSubstr;
 
 TEST(TopicName, AcceptsKafkaNames) {

@@ -11,16 +11,20 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
+#include "base/storage_error.h"
 #include "fs/fs_util.h"
 #include "fs/posix_file_system.h"
 #include "glog/logging.h"
-#include "storage/common/storage_error.h"
 #include "storage/common/topic_name.h"
 #include "storage/engine/request_validation.h"
 #include "storage/engine/topic_config.h"
 #include "storage/metadata/partition_files.h"
 
 namespace kaas {
+
+using ::kaas::partition::Partition;
+using ::kaas::partition::PartitionConfig;
+using ::kaas::partition::PartitionRuntime;
 
 DiskEngine::DiskEngine(Options options)
     : options_(std::move(options)),

@@ -191,7 +191,8 @@ class DiskEngine final : public StorageEngine, public RetentionHost {
   // Recovers a partition that is not led (what TakeOver's open does) and
   // closes it again without taking it over; for `kaaslog verify --repair`.
   // kNotLeader while any engine leads it.
-  absl::StatusOr<OpenReport> RecoverPartition(const TopicPartition& tp);
+  absl::StatusOr<partition::OpenReport> RecoverPartition(
+      const TopicPartition& tp);
 
   // Opens the partition read-only (PartitionAccess::kReadOnly): no file is
   // changed, created or locked, `report` says what recovery would do, and
@@ -200,8 +201,8 @@ class DiskEngine final : public StorageEngine, public RetentionHost {
   // caller abandons it. For tools (`kaaslog read`). Blocking.
   // `config`, if given, replaces the partition's effective config (a tool
   // inspecting a partition whose topic config is invalid).
-  absl::StatusOr<std::shared_ptr<Partition>> OpenReadOnly(
-      const TopicPartition& tp, OpenReport* report,
+  absl::StatusOr<std::shared_ptr<partition::Partition>> OpenReadOnly(
+      const TopicPartition& tp, partition::OpenReport* report,
       const PartitionConfig* config = nullptr);
 
   // Every partition's config before its topic's overrides.
@@ -228,7 +229,8 @@ class DiskEngine final : public StorageEngine, public RetentionHost {
   // kInvalidRequest naming `operation` when the engine is read-only.
   absl::Status CheckWritable(absl::string_view operation) const;
   // The led partition, kNotLeader / kMigrating otherwise.
-  absl::StatusOr<std::shared_ptr<Partition>> Led(const TopicPartition& tp);
+  absl::StatusOr<std::shared_ptr<partition::Partition>> Led(
+      const TopicPartition& tp);
   // kMigrating while `tp` is being moved. Lifecycle calls check it before
   // waiting for the lifecycle lock, which a move holds for its whole copy.
   absl::Status CheckNotMigrating(const TopicPartition& tp);
@@ -268,7 +270,7 @@ class DiskEngine final : public StorageEngine, public RetentionHost {
   // Opens (recovers) the partition at `where`, retrying briefly when the
   // directory vanishes under it (an operator renaming a dead incarnation
   // aside).
-  absl::StatusOr<std::shared_ptr<Partition>> OpenPartition(
+  absl::StatusOr<std::shared_ptr<partition::Partition>> OpenPartition(
       const TopicPartition& tp, const Resolved& where);
   // Steps 2-5 of a move (see disk_engine_lifecycle.cc) of a partition that
   // is fenced and not led.
@@ -286,7 +288,7 @@ class DiskEngine final : public StorageEngine, public RetentionHost {
       const TopicPartition& tp, const std::string& source_dir,
       const std::string& copy_dir,
       std::unique_ptr<fs::FileLock> source_lock = nullptr);
-  PartitionRuntime runtime();
+  partition::PartitionRuntime runtime();
   void ScheduleProducerExpiry();
 
   // Constant after construction.
@@ -313,8 +315,8 @@ class DiskEngine final : public StorageEngine, public RetentionHost {
   absl::Mutex fences_mu_;
 
   mutable absl::Mutex map_mu_;
-  absl::flat_hash_map<TopicPartition, std::shared_ptr<Partition>> led_
-      ABSL_GUARDED_BY(map_mu_);
+  absl::flat_hash_map<TopicPartition, std::shared_ptr<partition::Partition>>
+      led_ ABSL_GUARDED_BY(map_mu_);
   absl::flat_hash_set<TopicPartition> migrating_ ABSL_GUARDED_BY(map_mu_);
   // Per topic, how many times AbandonTopic was called. A take-over that
   // began before an abandon of its topic opened the deleted incarnation's

@@ -28,9 +28,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "base/status_macros.h"
+#include "base/storage_error.h"
 #include "fs/fs_util.h"
 #include "glog/logging.h"
-#include "storage/common/storage_error.h"
 #include "storage/common/topic_name.h"
 #include "storage/engine/disk_engine.h"
 #include "storage/engine/request_validation.h"
@@ -39,6 +39,11 @@
 #include "storage/metadata/partition_files.h"
 
 namespace kaas {
+
+using ::kaas::partition::OpenReport;
+using ::kaas::partition::Partition;
+using ::kaas::partition::PartitionAccess;
+using ::kaas::partition::PartitionConfig;
 namespace {
 
 std::string HiddenSibling(const std::string& partition_dir,

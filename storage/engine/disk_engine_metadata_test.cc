@@ -4,10 +4,10 @@
 #include <string>
 
 #include "absl/strings/match.h"
+#include "base/storage_error.h"
 #include "fs/fs_util.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "storage/common/storage_error.h"
 #include "storage/engine/disk_engine_test_fixture.h"
 #include "storage/engine/topic_identity.h"
 #include "storage/metadata/partition_files.h"
@@ -17,9 +17,9 @@
 namespace kaas {
 namespace {
 
-using ::kaas::testing::HasStorageError;
-using ::kaas::testing::HasStorageErrorWithMessage;
-using ::kaas::testing::IsOkAndHolds;
+using ::kaas::test::HasStorageError;
+using ::kaas::test::HasStorageErrorWithMessage;
+using ::kaas::test::IsOkAndHolds;
 using ::testing::HasSubstr;
 
 const TopicPartition kTp{"orders", 0};
@@ -125,11 +125,11 @@ TEST_F(MetadataTest, ProducerFencesPersistForPartitionsOpenedLater) {
   engine.reset();
   engine = NewEngine();
   ASSERT_OK(engine->TakeOver(kTp, 1).status());
-  testing::BatchBuilder zombie;
+  test::BatchBuilder zombie;
   zombie.Producer(77, 4, 0).AddRecord(absl::nullopt, "x");
   EXPECT_THAT(engine->Append(kTp, 1, Acks::kAll, zombie.Build()).status(),
               HasStorageError(StorageErrorCode::kInvalidProducerEpoch));
-  testing::BatchBuilder fenced;
+  test::BatchBuilder fenced;
   fenced.Producer(77, 5, 0).AddRecord(absl::nullopt, "y");
   EXPECT_OK(engine->AppendAndWait(kTp, 1, Acks::kAll, fenced.Build()).status());
 }
@@ -149,7 +149,7 @@ TEST_F(MetadataTest, ATopicNamedProducerFencesCoexistsWithTheFences) {
   EXPECT_THAT(engine->PartitionsOnDisk(), ::testing::ElementsAre(tp));
   ASSERT_OK_AND_ASSIGN(int64_t log_end, engine->TakeOver(tp, 1));
   EXPECT_EQ(log_end, 1);
-  testing::BatchBuilder zombie;
+  test::BatchBuilder zombie;
   zombie.Producer(77, 4, 0).AddRecord(absl::nullopt, "x");
   EXPECT_THAT(engine->Append(tp, 1, Acks::kAll, zombie.Build()).status(),
               HasStorageError(StorageErrorCode::kInvalidProducerEpoch));
@@ -158,7 +158,7 @@ TEST_F(MetadataTest, ATopicNamedProducerFencesCoexistsWithTheFences) {
 // D-21: no corrupt metadata file makes a partition unopenable.
 TEST_F(MetadataTest, CorruptMetadataFilesAreSetAsideAndRebuilt) {
   std::string partition_dir = fs::JoinPath(data_dir(), "orders", "0");
-  testing::BatchBuilder producer;
+  test::BatchBuilder producer;
   producer.Producer(9, 0, 0).AddRecord(absl::nullopt, "v");
   std::string idempotent = producer.Build();
   {

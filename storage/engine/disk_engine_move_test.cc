@@ -6,11 +6,11 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "base/storage_error.h"
 #include "fs/fs_util.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "placement/static_placement.h"
-#include "storage/common/storage_error.h"
 #include "storage/engine/disk_engine_test_fixture.h"
 #include "storage/engine/topic_config.h"
 #include "storage/engine/topic_identity.h"
@@ -19,9 +19,9 @@
 namespace kaas {
 namespace {
 
-using ::kaas::testing::HasStorageError;
-using ::kaas::testing::HasStorageErrorWithMessage;
-using ::kaas::testing::IsOkAndHolds;
+using ::kaas::test::HasStorageError;
+using ::kaas::test::HasStorageErrorWithMessage;
+using ::kaas::test::IsOkAndHolds;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 
@@ -128,29 +128,26 @@ TEST_F(MoveTest, UnknownOrCordonedTargetsAreTypedErrors) {
 TEST_F(MoveTest, ACrashAtAnyStepLeavesExactlyOneCompleteCopyInUse) {
   struct Step {
     const char* name;
-    testing::FsOp op;
+    test::FsOp op;
     const char* path_regex;  // anchored to this step's files only
     int skip;
     bool switched;  // whether the switch rename happened before the fault
   };
   const std::vector<Step> steps = {
-      {"writing the marker", testing::FsOp::kRename, R"(/\.moving-to$)", 0,
-       false},
-      {"copying a file", testing::FsOp::kWrite, R"(/\.0\.moving/)", 0, false},
-      {"syncing the copy", testing::FsOp::kDataSync, R"(/\.0\.moving/)", 1,
-       false},
-      {"the switch rename", testing::FsOp::kRename,
-       R"(fast/orders/\.0\.moving$)", 0, false},
+      {"writing the marker", test::FsOp::kRename, R"(/\.moving-to$)", 0, false},
+      {"copying a file", test::FsOp::kWrite, R"(/\.0\.moving/)", 0, false},
+      {"syncing the copy", test::FsOp::kDataSync, R"(/\.0\.moving/)", 1, false},
+      {"the switch rename", test::FsOp::kRename, R"(fast/orders/\.0\.moving$)",
+       0, false},
       // fast/orders is synced three times before the switch: by the
       // RemoveTree of a stale staging dir and of a stale destination (both
       // sync the parent even when there was nothing to remove) and by
       // CopyTree (the parent of the copy).
-      {"syncing after the switch", testing::FsOp::kSyncDir, R"(fast/orders$)",
-       3, true},
-      {"moving the source aside", testing::FsOp::kRename, R"(data/orders/0$)",
-       0, true},
-      {"deleting the source", testing::FsOp::kUnlink, R"(/\.0\.moved/)", 2,
+      {"syncing after the switch", test::FsOp::kSyncDir, R"(fast/orders$)", 3,
        true},
+      {"moving the source aside", test::FsOp::kRename, R"(data/orders/0$)", 0,
+       true},
+      {"deleting the source", test::FsOp::kUnlink, R"(/\.0\.moved/)", 2, true},
   };
   for (const Step& step : steps) {
     SCOPED_TRACE(step.name);
@@ -158,8 +155,8 @@ TEST_F(MoveTest, ACrashAtAnyStepLeavesExactlyOneCompleteCopyInUse) {
     {
       auto engine = NewEngine({"fast"});
       written = Fill(*engine, 6);
-      testing::Fault fault(step.op, EIO);
-      fault.path = testing::PathPattern::Regex(step.path_regex);
+      test::Fault fault(step.op, EIO);
+      fault.path = test::PathPattern::Regex(step.path_regex);
       fault.skip = step.skip;
       fs().InjectFault(fault);
       absl::StatusOr<std::string> moved =
@@ -293,10 +290,9 @@ TEST_F(MoveTest, OnlyLifecycleCallsFinishAnInterruptedMove) {
   EXPECT_THAT(engine->PartitionDir(kTp), IsOkAndHolds(copy));
   EXPECT_OK(engine->GetTopicConfig("orders").status());
   EXPECT_OK(engine->EffectiveConfig(kTp).status());
-  for (testing::FsOp op :
-       {testing::FsOp::kRename, testing::FsOp::kUnlink,
-        testing::FsOp::kRemoveDir, testing::FsOp::kSyncDir}) {
-    EXPECT_EQ(fs().Count(op), 0) << testing::FsOpName(op);
+  for (test::FsOp op : {test::FsOp::kRename, test::FsOp::kUnlink,
+                        test::FsOp::kRemoveDir, test::FsOp::kSyncDir}) {
+    EXPECT_EQ(fs().Count(op), 0) << test::FsOpName(op);
   }
   EXPECT_THAT(fs().Exists(source), IsOkAndHolds(true));
 
@@ -308,7 +304,7 @@ TEST_F(MoveTest, OnlyLifecycleCallsFinishAnInterruptedMove) {
 TEST_F(MoveTest, ThePartitionIsFencedWhileMoving) {
   auto engine = NewEngine({"fast"});
   Fill(*engine, 2);
-  fs().BlockSyncs(testing::PathPattern::Substring(".0.moving"));
+  fs().BlockSyncs(test::PathPattern::Substring(".0.moving"));
   std::thread mover(
       [&] { EXPECT_OK(engine->MovePartitionToLogDir(kTp, "fast").status()); });
   fs().WaitUntilBlockedSyncs(1);
@@ -326,7 +322,7 @@ TEST_F(MoveTest, ThePartitionIsFencedWhileMoving) {
 TEST_F(MoveTest, LifecycleCallsFailFastWhileMoving) {
   auto engine = NewEngine({"fast", "bulk"});
   Fill(*engine, 2);
-  fs().BlockSyncs(testing::PathPattern::Substring(".0.moving"));
+  fs().BlockSyncs(test::PathPattern::Substring(".0.moving"));
   std::thread mover(
       [&] { EXPECT_OK(engine->MovePartitionToLogDir(kTp, "fast").status()); });
   fs().WaitUntilBlockedSyncs(1);
@@ -346,7 +342,7 @@ TEST_F(MoveTest, LifecycleCallsFailFastWhileMoving) {
 TEST_F(MoveTest, ARelinquishDuringAMoveIsNotUndoneByItsReLead) {
   auto engine = NewEngine({"fast"});
   std::string written = Fill(*engine, 2);
-  fs().BlockSyncs(testing::PathPattern::Substring(".0.moving"));
+  fs().BlockSyncs(test::PathPattern::Substring(".0.moving"));
   std::thread mover(
       [&] { EXPECT_OK(engine->MovePartitionToLogDir(kTp, "fast").status()); });
   fs().WaitUntilBlockedSyncs(1);
@@ -364,7 +360,7 @@ TEST_F(MoveTest, ARelinquishDuringAMoveIsNotUndoneByItsReLead) {
 TEST_F(MoveTest, AnAbandonDuringAMoveIsNotUndoneByItsReLead) {
   auto engine = NewEngine({"fast"});
   Fill(*engine, 2);
-  fs().BlockSyncs(testing::PathPattern::Substring(".0.moving"));
+  fs().BlockSyncs(test::PathPattern::Substring(".0.moving"));
   std::thread mover(
       [&] { EXPECT_OK(engine->MovePartitionToLogDir(kTp, "fast").status()); });
   fs().WaitUntilBlockedSyncs(1);

@@ -57,7 +57,7 @@ TEST(DiskEngineScale, TenThousandLedPartitionsDoNotMeanTenThousandThreads) {
                        DiskEngine::Create(options));
   const int threads_before = CurrentThreadCount();
   const int fds_before = CurrentOpenFileDescriptors();
-  testing::BatchBuilder builder;
+  test::BatchBuilder builder;
   std::string batch = builder.AddRecord(absl::nullopt, "v").Build();
   for (int p = 0; p < partitions; ++p) {
     TopicPartition tp{"wide", p};
@@ -84,7 +84,7 @@ TEST(DiskEngineScale, ClosedSegmentHandlesAreBoundedByTheCache) {
                        DiskEngine::Create(options));
   TopicPartition tp{"deep", 0};
   ASSERT_OK(engine->TakeOver(tp, 1).status());
-  testing::BatchBuilder builder;
+  test::BatchBuilder builder;
   std::string batch = builder.AddRandomRecords(1, 900).Build();
   for (int i = 0; i < 100; ++i) {
     ASSERT_OK(engine->AppendAndWait(tp, 1, Acks::kAll, batch).status());

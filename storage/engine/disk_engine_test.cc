@@ -5,10 +5,10 @@
 #include <vector>
 
 #include "base/process_stats.h"
+#include "base/storage_error.h"
 #include "fs/fs_util.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "storage/common/storage_error.h"
 #include "storage/engine/disk_engine_test_fixture.h"
 #include "testing/batch_builder.h"
 #include "testing/status_matchers.h"
@@ -16,9 +16,9 @@
 namespace kaas {
 namespace {
 
-using ::kaas::testing::HasStorageError;
-using ::kaas::testing::HasStorageErrorWithMessage;
-using ::kaas::testing::IsOkAndHolds;
+using ::kaas::test::HasStorageError;
+using ::kaas::test::HasStorageErrorWithMessage;
+using ::kaas::test::IsOkAndHolds;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
@@ -185,7 +185,7 @@ TEST_F(DiskEngineTest, AbandonThenRecreateWithANewIdentity) {
 TEST_F(DiskEngineTest,
        ATakeOverStillOpeningWhenItsTopicIsAbandonedDoesNotLead) {
   auto engine = NewEngine();
-  fs().BlockSyncs(testing::PathPattern::Substring("orders/0"));
+  fs().BlockSyncs(test::PathPattern::Substring("orders/0"));
   std::thread taker([&] {
     EXPECT_THAT(engine->TakeOver(kOrders0, 1).status(),
                 HasStorageErrorWithMessage(StorageErrorCode::kNotLeader,
@@ -205,14 +205,14 @@ TEST_F(DiskEngineTest,
 // before it joined the led partitions) still reaches the partition.
 TEST_F(DiskEngineTest, AFenceDuringATakeOverReachesThePartition) {
   auto engine = NewEngine();
-  fs().BlockSyncs(testing::PathPattern::Substring("orders/0"));
+  fs().BlockSyncs(test::PathPattern::Substring("orders/0"));
   std::thread taker([&] { EXPECT_OK(engine->TakeOver(kOrders0, 1).status()); });
   fs().WaitUntilBlockedSyncs(1);
   // The fences file is in the data dir, not blocked.
   ASSERT_OK(engine->FenceProducerEpoch(/*producer_id=*/77, /*epoch=*/5));
   fs().ReleaseSyncs();
   taker.join();
-  testing::BatchBuilder zombie;
+  test::BatchBuilder zombie;
   zombie.Producer(77, 4, 0).AddRecord(absl::nullopt, "x");
   EXPECT_THAT(engine->Append(kOrders0, 1, Acks::kAll, zombie.Build()).status(),
               HasStorageError(StorageErrorCode::kInvalidProducerEpoch));
@@ -271,7 +271,7 @@ TEST_F(DiskEngineTest, RelinquishFailsParkedWaitersOfASupersededLeader) {
   fs().BreakLocks();  // see ADeposedLeaderCannotSpliceIntoTheNewLeadersLog
   auto successor = NewEngine();
   ASSERT_OK(successor->TakeOver(kOrders0, 2).status());
-  fs().BlockSyncs(testing::PathPattern::Substring("00000001-"));
+  fs().BlockSyncs(test::PathPattern::Substring("00000001-"));
   ASSERT_OK_AND_ASSIGN(AppendResult pending,
                        engine->Append(kOrders0, 1, Acks::kAll, Batch()));
   fs().WaitUntilBlockedSyncs(1);
@@ -284,9 +284,9 @@ TEST_F(DiskEngineTest, RelinquishFailsParkedWaitersOfASupersededLeader) {
 TEST_F(DiskEngineTest, StalledPartitionsAreCounted) {
   auto engine = NewEngine();
   ASSERT_OK(engine->TakeOver(kOrders0, 1).status());
-  testing::Fault eio(testing::FsOp::kDataSync, EIO);
-  eio.path = testing::PathPattern::Substring(".log");
-  eio.count = testing::Fault::kForever;
+  test::Fault eio(test::FsOp::kDataSync, EIO);
+  eio.path = test::PathPattern::Substring(".log");
+  eio.count = test::Fault::kForever;
   fs().InjectFault(eio);
   EXPECT_THAT(engine->AppendAndWait(kOrders0, 1, Acks::kAll, Batch()).status(),
               HasStorageError(StorageErrorCode::kStalled));

@@ -51,7 +51,7 @@ std::unique_ptr<DiskEngine> DiskEngineTest::NewEngine(
 }
 
 std::string DiskEngineTest::Batch(int records, size_t value_size) {
-  testing::BatchBuilder builder;
+  test::BatchBuilder builder;
   builder.BaseTimestamp(1000).AddRandomRecords(records, value_size);
   return builder.Build();
 }

@@ -48,13 +48,13 @@ class DiskEngineTest : public ::testing::Test {
 
   const std::string& data_dir() const { return data_dir_; }
   std::string ExtraDir(const std::string& name) const;
-  testing::FaultInjectingFileSystem& fs() { return fs_; }
+  test::FaultInjectingFileSystem& fs() { return fs_; }
   ManualClock& clock() { return clock_; }
 
  private:
   fs::ScopedTempDir temp_dir_;
   std::string data_dir_;
-  testing::FaultInjectingFileSystem fs_;
+  test::FaultInjectingFileSystem fs_;
   ManualClock clock_;
 };
 

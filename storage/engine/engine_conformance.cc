@@ -14,10 +14,10 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "base/storage_error.h"
 #include "gmock/gmock.h"
 #include "placement/log_dir_info.h"
 #include "storage/batch/record_batch.h"
-#include "storage/common/storage_error.h"
 #include "storage/common/topic_name.h"
 #include "storage/partition/partition_stats.h"
 #include "testing/batch_builder.h"
@@ -74,7 +74,7 @@ std::string EngineConformanceTest::ReadAll(const TopicPartition& tp,
 
 std::string EngineConformanceTest::Batch(int records, size_t value_size,
                                          int64_t timestamp, uint64_t seed) {
-  testing::BatchBuilder builder;
+  test::BatchBuilder builder;
   builder.BaseOffset(999).BaseTimestamp(timestamp);
   builder.AddRandomRecords(records, value_size, seed);
   return builder.Build();
@@ -85,7 +85,7 @@ std::string EngineConformanceTest::ProducerBatch(int64_t producer_id,
                                                  int32_t base_sequence,
                                                  int records,
                                                  bool transactional) {
-  testing::BatchBuilder builder;
+  test::BatchBuilder builder;
   builder.BaseOffset(999).Producer(producer_id, epoch, base_sequence);
   builder.Transactional(transactional);
   builder.AddRandomRecords(records, 8);
@@ -94,10 +94,10 @@ std::string EngineConformanceTest::ProducerBatch(int64_t producer_id,
 
 namespace {
 
-using ::kaas::testing::ControlBatch;
-using ::kaas::testing::HasStorageError;
-using ::kaas::testing::HasStorageErrorWithMessage;
-using ::kaas::testing::IsOkAndHolds;
+using ::kaas::test::ControlBatch;
+using ::kaas::test::HasStorageError;
+using ::kaas::test::HasStorageErrorWithMessage;
+using ::kaas::test::IsOkAndHolds;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
@@ -746,7 +746,7 @@ TEST_P(EngineConformanceTest, OffsetForTimestampFindsTheFirstRecordAtOrAfter) {
   ASSERT_FALSE(HasFatalFailure());
   // Batch i holds offsets 2i, 2i+1 with timestamps 1000(i+1) and +1.
   for (int i = 0; i < 5; ++i) {
-    testing::BatchBuilder builder;
+    test::BatchBuilder builder;
     builder.BaseTimestamp(1000 * (i + 1));
     builder.AddRecord(absl::nullopt, "a", 0).AddRecord(absl::nullopt, "b", 1);
     MustAppend(tp, builder.Build());
@@ -774,7 +774,7 @@ TEST_P(EngineConformanceTest, OffsetForTimestampSkipsRecordsBelowTheLogStart) {
   const TopicPartition tp = Orders();
   Lead(tp);
   ASSERT_FALSE(HasFatalFailure());
-  testing::BatchBuilder builder;
+  test::BatchBuilder builder;
   builder.BaseTimestamp(1000);
   for (int i = 0; i < 4; ++i) builder.AddRecord(absl::nullopt, "v", 3 - i);
   MustAppend(tp, builder.Build());     // 0..3 at 1003..1000
@@ -799,16 +799,16 @@ TEST_P(EngineConformanceTest, OffsetForTimestampIsBatchLevelWhenItMustBe) {
   const TopicPartition tp = Orders();
   Lead(tp);
   ASSERT_FALSE(HasFatalFailure());
-  testing::BatchBuilder compressed;
+  test::BatchBuilder compressed;
   compressed.BaseTimestamp(2000).Compression(CompressionCodec::kGzip);
   compressed.AddRecord(absl::nullopt, "a", 0)
       .AddRecord(absl::nullopt, "b", 1)
       .AddRecord(absl::nullopt, "c", 2);
-  testing::BatchBuilder log_append_time;
+  test::BatchBuilder log_append_time;
   log_append_time.BaseTimestamp(3000).LogAppendTime();
   log_append_time.AddRecord(absl::nullopt, "d", 0)
       .AddRecord(absl::nullopt, "e", 5);
-  testing::BatchBuilder undecodable;
+  test::BatchBuilder undecodable;
   undecodable.BaseTimestamp(4000).CodecBitsOnly(CompressionCodec::kLz4);
   undecodable.AddRecord(absl::nullopt, "f", 0).AddRecord(absl::nullopt, "g", 3);
   MustAppend(tp, Batch(1, 16, 1000));       // 0
@@ -1001,17 +1001,17 @@ TEST_P(EngineConformanceTest, InvalidTopicNamesAndPartitionsAreRejected) {
 // records decompressed to be checked.
 TEST_P(EngineConformanceTest, RecordValidationRefusesWhatKafkasBrokerRefuses) {
   const TopicPartition tp = Orders();
-  testing::BatchBuilder fake_gzip;
+  test::BatchBuilder fake_gzip;
   fake_gzip.CodecBitsOnly(CompressionCodec::kGzip).AddRecord("k", "v");
   std::string garbage = Batch(1, 40);
   garbage[batch_layout::kRecords] = 0x7e;  // a record length past the end
-  testing::FixCrc(&garbage);
+  test::FixCrc(&garbage);
   std::vector<std::string> sound;
   for (CompressionCodec codec :
        {CompressionCodec::kNone, CompressionCodec::kGzip,
         CompressionCodec::kSnappy, CompressionCodec::kLz4,
         CompressionCodec::kZstd}) {
-    sound.push_back(testing::BatchBuilder()
+    sound.push_back(test::BatchBuilder()
                         .Compression(codec)
                         .AddRecord("k", "v")
                         .AddRecord("k", "w")
@@ -1057,7 +1057,7 @@ TEST_P(EngineConformanceTest, CorruptBatchesAreRejectedWithTheirCodes) {
   };
 
   std::string bad_crc = good;
-  testing::FlipBit(&bad_crc, batch_layout::kRecords + 2);
+  test::FlipBit(&bad_crc, batch_layout::kRecords + 2);
   EXPECT_THAT(append(bad_crc), corrupt("crc mismatch"));
   EXPECT_THAT(append(good + good), corrupt("trailing bytes"));
   EXPECT_THAT(append(good.substr(0, good.size() - 1)), corrupt("truncated"));
@@ -1067,15 +1067,15 @@ TEST_P(EngineConformanceTest, CorruptBatchesAreRejectedWithTheirCodes) {
   v1[batch_layout::kMagic] = 1;
   EXPECT_THAT(append(v1), corrupt("magic"));
   std::string bad_count = good;
-  testing::OverwriteBigEndian32(&bad_count, batch_layout::kRecordCount, 5);
-  testing::FixCrc(&bad_count);
+  test::OverwriteBigEndian32(&bad_count, batch_layout::kRecordCount, 5);
+  test::FixCrc(&bad_count);
   EXPECT_THAT(append(bad_count),
               HasStorageError(StorageErrorCode::kInvalidRecord));
   // A marker whose control type (key bytes 68..69 of the canonical layout)
   // is unknown.
   std::string bad_marker = ControlBatch(ControlType::kCommit, 5, 0, 0, 1000);
-  testing::OverwriteBigEndian16(&bad_marker, 68, 7);
-  testing::FixCrc(&bad_marker);
+  test::OverwriteBigEndian16(&bad_marker, 68, 7);
+  test::FixCrc(&bad_marker);
   EXPECT_THAT(append(bad_marker),
               HasStorageErrorWithMessage(StorageErrorCode::kInvalidRecord,
                                          HasSubstr("control")));

@@ -8,9 +8,9 @@
 #include <thread>
 
 #include "absl/status/statusor.h"
+#include "base/storage_error.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "storage/common/storage_error.h"
 #include "storage/engine/engine_conformance.h"
 #include "testing/batch_builder.h"
 #include "testing/status_matchers.h"
@@ -18,9 +18,9 @@
 namespace kaas {
 namespace {
 
-using ::kaas::testing::HasStorageError;
-using ::kaas::testing::HasStorageErrorWithMessage;
-using ::kaas::testing::IsOkAndHolds;
+using ::kaas::test::HasStorageError;
+using ::kaas::test::HasStorageErrorWithMessage;
+using ::kaas::test::IsOkAndHolds;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
@@ -37,7 +37,7 @@ INSTANTIATE_TEST_SUITE_P(Memory, EngineConformanceTest,
 
 std::string Batch(int records = 1, size_t value_size = 16,
                   int64_t timestamp = 1000) {
-  testing::BatchBuilder builder;
+  test::BatchBuilder builder;
   builder.BaseTimestamp(timestamp);
   builder.AddRandomRecords(records, value_size);
   return builder.Build();
@@ -202,7 +202,7 @@ TEST_F(MemoryEngineTest, FencesRacingPartitionCreationAreNeverLost) {
   }
   fencer.join();
   for (int p = 0; p < kPartitions; ++p) {
-    testing::BatchBuilder builder;
+    test::BatchBuilder builder;
     builder.Producer(9, 2, 0).AddRecord(absl::nullopt, "v");
     EXPECT_THAT(engine.Append({"orders", p}, 1, Acks::kAll, builder.Build()),
                 HasStorageError(StorageErrorCode::kInvalidProducerEpoch))

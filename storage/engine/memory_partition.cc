@@ -9,12 +9,22 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "base/status_macros.h"
+#include "base/storage_error.h"
 #include "glog/logging.h"
 #include "storage/batch/record_batch.h"
-#include "storage/common/storage_error.h"
 #include "storage/partition/batch_state.h"
 
 namespace kaas::memory_internal {
+
+using ::kaas::partition::Admission;
+using ::kaas::partition::AdmitBatch;
+using ::kaas::partition::AnswerSpecialTimestamp;
+using ::kaas::partition::FetchBound;
+using ::kaas::partition::kListOffsetsMaxTimestamp;
+using ::kaas::partition::ParseForAppend;
+using ::kaas::partition::RecordBatchState;
+using ::kaas::partition::RecordSearch;
+using ::kaas::partition::SearchRecords;
 
 // ---- Leadership -------------------------------------------------------------
 

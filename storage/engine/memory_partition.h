@@ -36,8 +36,8 @@ namespace kaas::memory_internal {
 
 class MemoryPartition {
  public:
-  MemoryPartition(std::string name, const PartitionConfig& config,
-                  StorageStats* stats)
+  MemoryPartition(std::string name, const partition::PartitionConfig& config,
+                  partition::StorageStats* stats)
       : name_(std::move(name)), config_(config), stats_(stats) {}
 
   MemoryPartition(const MemoryPartition&) = delete;
@@ -103,13 +103,13 @@ class MemoryPartition {
 
   // Constant after construction.
   const std::string name_;
-  const PartitionConfig config_;
-  StorageStats* const stats_;
+  const partition::PartitionConfig config_;
+  partition::StorageStats* const stats_;
 
   mutable absl::Mutex mu_;
   State state_ ABSL_GUARDED_BY(mu_) = State::kNotLedYet;
   int64_t leader_epoch_ ABSL_GUARDED_BY(mu_) = 0;
-  EpochHistory epochs_ ABSL_GUARDED_BY(mu_);
+  partition::EpochHistory epochs_ ABSL_GUARDED_BY(mu_);
   // Offset order; none ends below log_start_.
   std::deque<StoredBatch> batches_ ABSL_GUARDED_BY(mu_);
   uint64_t size_bytes_ ABSL_GUARDED_BY(mu_) = 0;

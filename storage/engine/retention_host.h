@@ -26,7 +26,8 @@ enum class RetentionReason { kTime, kSize };
 
 // What retention needs to know of one led partition.
 struct RetentionView {
-  PartitionConfig config;  // effective: engine default + topic overrides
+  partition::PartitionConfig
+      config;  // effective: engine default + topic overrides
   // Oldest first, with max_timestamp filled (-1 for a segment whose
   // batches carry no timestamp); the last one is the active segment (never
   // removed).

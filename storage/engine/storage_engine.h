@@ -18,7 +18,7 @@
 // Operations on a partition not led here fail with kNotLeader.
 //
 // Errors. Every error is an absl::Status carrying a StorageErrorCode (see
-// storage/common/storage_error.h for the code -> Kafka error mapping). The
+// base/storage_error.h for the code -> Kafka error mapping). The
 // codes each method returns are listed on it; any method may also return
 // kInvalidRequest for an invalid topic name or partition number and
 // kStorageError for I/O failures.
@@ -50,9 +50,15 @@
 #include "placement/log_dir_info.h"
 #include "storage/common/api_types.h"
 #include "storage/engine/topic_config.h"
+#include "storage/partition/partition_config.h"
 #include "storage/partition/partition_stats.h"
 
 namespace kaas {
+
+// Partition-level types that are part of the engine's API: a broker
+// configures partitions and reads statistics through these names.
+using PartitionConfig = partition::PartitionConfig;
+using StorageStats = partition::StorageStats;
 
 // Free and total bytes of one log dir (Kafka DescribeLogDirs, KIP-827);
 // -1 when unknown.

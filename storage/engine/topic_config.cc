@@ -23,6 +23,9 @@
 #include "storage/engine/topic_json.h"
 
 namespace kaas {
+
+using ::kaas::partition::kMaxSegmentBytes;
+using ::kaas::partition::PartitionConfig;
 namespace {
 
 namespace pb = google::protobuf;

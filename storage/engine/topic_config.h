@@ -78,8 +78,9 @@ std::string TopicConfigToJson(const TopicConfigOverrides& overrides);
 // flush_interval_messages, validateRecords validate_records;
 // minCompactionLagMs and deleteRetentionMs change nothing (no compaction
 // yet).
-PartitionConfig ApplyTopicConfig(const PartitionConfig& engine_default,
-                                 const TopicConfigOverrides& overrides);
+partition::PartitionConfig ApplyTopicConfig(
+    const partition::PartitionConfig& engine_default,
+    const TopicConfigOverrides& overrides);
 
 // Reads `<topic_dir>/.config.json`: nullopt when absent; errors as
 // ParseTopicConfigJson (or kStorageError for I/O).

@@ -12,16 +12,18 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "base/storage_error.h"
 #include "fs/fs_util.h"
 #include "fs/posix_file_system.h"
 #include "fs/test_util.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "storage/common/storage_error.h"
 #include "storage/partition/partition_config.h"
 #include "testing/status_matchers.h"
 
 namespace kaas {
+
+using ::kaas::partition::PartitionConfig;
 
 // Failure messages show the overrides as their JSON.
 void PrintTo(const TopicConfigOverrides& overrides, std::ostream* os) {
@@ -30,9 +32,9 @@ void PrintTo(const TopicConfigOverrides& overrides, std::ostream* os) {
 
 namespace {
 
-using ::kaas::testing::HasStorageError;
-using ::kaas::testing::IsOkAndHolds;
-using ::kaas::testing::StatusIs;
+using ::kaas::test::HasStorageError;
+using ::kaas::test::IsOkAndHolds;
+using ::kaas::test::StatusIs;
 using ::testing::AllOf;
 using ::testing::HasSubstr;
 using ::testing::Optional;

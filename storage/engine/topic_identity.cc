@@ -10,9 +10,9 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "base/storage_error.h"
 #include "fs/fs_util.h"
 #include "re2/re2.h"
-#include "storage/common/storage_error.h"
 #include "storage/engine/topic_identity.pb.h"
 #include "storage/engine/topic_json.h"
 

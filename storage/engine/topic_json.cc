@@ -10,11 +10,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "base/storage_error.h"
 #include "fs/fs_util.h"
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/util/json_util.h"
 #include "re2/re2.h"
-#include "storage/common/storage_error.h"
 
 namespace kaas {
 namespace {

@@ -10,8 +10,8 @@
 namespace kaas::metadata {
 namespace {
 
-using ::kaas::testing::IsOk;
-using ::kaas::testing::StatusIs;
+using ::kaas::test::IsOk;
+using ::kaas::test::StatusIs;
 using ::testing::HasSubstr;
 
 PartitionManifest SampleManifest() {

@@ -5,10 +5,10 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/strip.h"
 #include "base/status_macros.h"
+#include "base/storage_error.h"
 #include "fs/fs_util.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "storage/common/api_types.h"
-#include "storage/common/storage_error.h"
 #include "storage/metadata/metadata_file.h"
 
 namespace kaas::metadata {

@@ -6,12 +6,12 @@
 #include <utility>
 #include <vector>
 
+#include "base/storage_error.h"
 #include "fs/fs_util.h"
 #include "fs/posix_file_system.h"
 #include "fs/test_util.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "storage/common/storage_error.h"
 #include "storage/metadata/metadata_file.h"
 #include "testing/fault_injecting_file_system.h"
 #include "testing/status_matchers.h"
@@ -19,8 +19,8 @@
 namespace kaas::metadata {
 namespace {
 
-using ::kaas::testing::HasStorageError;
-using ::kaas::testing::StatusIs;
+using ::kaas::test::HasStorageError;
+using ::kaas::test::StatusIs;
 using ::testing::HasSubstr;
 
 class PartitionFilesTest : public ::testing::Test {
@@ -142,12 +142,12 @@ TEST_F(PartitionFilesTest, APartitionDirHasOneLockHolder) {
 TEST_F(PartitionFilesTest, UnreadableManifestIsNeverOverwritten) {
   ASSERT_OK(
       WriteManifestUnlessSuperseded(fs(), dir(), Manifest(9, 5)).status());
-  testing::FaultInjectingFileSystem faulty(&fs(), /*seed=*/1);
-  for (testing::FsOp op : {testing::FsOp::kOpenForRead, testing::FsOp::kRead}) {
-    SCOPED_TRACE(testing::FsOpName(op));
+  test::FaultInjectingFileSystem faulty(&fs(), /*seed=*/1);
+  for (test::FsOp op : {test::FsOp::kOpenForRead, test::FsOp::kRead}) {
+    SCOPED_TRACE(test::FsOpName(op));
     for (int error : {EIO, EMFILE, EACCES}) {
-      testing::Fault fault(op, error);
-      fault.path = testing::PathPattern::Substring(kManifestFileName);
+      test::Fault fault(op, error);
+      fault.path = test::PathPattern::Substring(kManifestFileName);
       faulty.InjectFault(fault);
       EXPECT_FALSE(
           WriteManifestUnlessSuperseded(faulty, dir(), Manifest(3, 50)).ok());

@@ -9,9 +9,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "base/storage_error.h"
 #include "fs/fs_util.h"
 #include "glog/logging.h"
-#include "storage/common/storage_error.h"
 #include "storage/metadata/metadata_file.h"
 #include "storage/metadata/partition_files.h"
 

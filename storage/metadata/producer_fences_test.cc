@@ -7,12 +7,12 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "base/storage_error.h"
 #include "fs/fs_util.h"
 #include "fs/posix_file_system.h"
 #include "fs/test_util.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "storage/common/storage_error.h"
 #include "storage/common/topic_name.h"
 #include "storage/metadata/metadata_file.h"
 #include "testing/fault_injecting_file_system.h"
@@ -21,9 +21,9 @@
 namespace kaas::metadata {
 namespace {
 
-using ::kaas::testing::HasStorageErrorWithMessage;
-using ::kaas::testing::IsOkAndHolds;
-using ::kaas::testing::StatusIs;
+using ::kaas::test::HasStorageErrorWithMessage;
+using ::kaas::test::IsOkAndHolds;
+using ::kaas::test::StatusIs;
 using ::testing::HasSubstr;
 
 class ProducerFencesTest : public ::testing::Test {
@@ -141,12 +141,12 @@ TEST_F(ProducerFencesTest, UnreadableFileFailsTheLoadAndIsKept) {
                          ProducerFenceStore::Load(&fs(), dir()));
     ASSERT_OK(store->Fence(7, 3, 1000, 60000));
   }
-  testing::FaultInjectingFileSystem faulty(&fs(), /*seed=*/1);
-  for (testing::FsOp op : {testing::FsOp::kOpenForRead, testing::FsOp::kRead}) {
+  test::FaultInjectingFileSystem faulty(&fs(), /*seed=*/1);
+  for (test::FsOp op : {test::FsOp::kOpenForRead, test::FsOp::kRead}) {
     for (int error : {EIO, EACCES, EMFILE}) {
-      SCOPED_TRACE(absl::StrCat(testing::FsOpName(op), " errno ", error));
-      testing::Fault fault(op, error);
-      fault.path = testing::PathPattern::Substring(kProducerFencesFileName);
+      SCOPED_TRACE(absl::StrCat(test::FsOpName(op), " errno ", error));
+      test::Fault fault(op, error);
+      fault.path = test::PathPattern::Substring(kProducerFencesFileName);
       faulty.InjectFault(fault);
       EXPECT_THAT(ProducerFenceStore::Load(&faulty, dir()).status(),
                   HasStorageErrorWithMessage(

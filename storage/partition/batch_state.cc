@@ -5,10 +5,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
+#include "base/storage_error.h"
 #include "storage/batch/records.h"
-#include "storage/common/storage_error.h"
 
-namespace kaas {
+namespace kaas::partition {
 
 idempotence::BatchInfo BatchInfoOf(const RecordBatchView& batch) {
   idempotence::BatchInfo info;
@@ -156,4 +156,4 @@ RecordSearch SearchRecords(const RecordBatchView& batch, int64_t timestamp,
   return search;
 }
 
-}  // namespace kaas
+}  // namespace kaas::partition

@@ -30,7 +30,7 @@
 #include "storage/partition/partition_config.h"
 #include "txn/txn_index.h"
 
-namespace kaas {
+namespace kaas::partition {
 
 // The producer fields of `batch`'s header.
 idempotence::BatchInfo BatchInfoOf(const RecordBatchView& batch);
@@ -114,6 +114,6 @@ struct RecordSearch {
 RecordSearch SearchRecords(const RecordBatchView& batch, int64_t timestamp,
                            int64_t min_offset);
 
-}  // namespace kaas
+}  // namespace kaas::partition
 
 #endif  // KAAS_STORAGE_PARTITION_BATCH_STATE_H_

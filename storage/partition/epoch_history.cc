@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-namespace kaas {
+namespace kaas::partition {
 
 void EpochHistory::Begin(int64_t epoch, int64_t log_end) {
   if (!entries_.empty() && entries_.back().epoch >= epoch) return;
@@ -48,4 +48,4 @@ int64_t EpochHistory::EpochAt(int64_t offset) const {
   return epoch;
 }
 
-}  // namespace kaas
+}  // namespace kaas::partition

@@ -25,7 +25,7 @@
 
 #include "storage/common/api_types.h"
 
-namespace kaas {
+namespace kaas::partition {
 
 class EpochHistory {
  public:
@@ -63,6 +63,6 @@ class EpochHistory {
   std::vector<Entry> entries_;  // ascending by epoch and start offset
 };
 
-}  // namespace kaas
+}  // namespace kaas::partition
 
 #endif  // KAAS_STORAGE_PARTITION_EPOCH_HISTORY_H_

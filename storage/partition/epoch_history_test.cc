@@ -3,7 +3,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
-namespace kaas {
+namespace kaas::partition {
 namespace {
 
 using Entry = EpochHistory::Entry;
@@ -62,4 +62,4 @@ TEST(EpochHistory, EpochAtAnOffset) {
 }
 
 }  // namespace
-}  // namespace kaas
+}  // namespace kaas::partition

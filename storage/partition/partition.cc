@@ -8,7 +8,7 @@
 
 #include "glog/logging.h"
 
-namespace kaas {
+namespace kaas::partition {
 
 Partition::Partition(const PartitionRuntime& runtime, std::string dir,
                      PartitionConfig config, PartitionAccess access)
@@ -165,4 +165,4 @@ absl::Status Partition::SetConfig(const PartitionConfig& config) {
   return absl::OkStatus();
 }
 
-}  // namespace kaas
+}  // namespace kaas::partition

@@ -93,7 +93,7 @@
 #include "storage/segment/segment.h"
 #include "txn/txn_index.h"
 
-namespace kaas {
+namespace kaas::partition {
 
 // What all partitions of an engine share. Pointers are not owned and must
 // outlive every partition.
@@ -513,6 +513,6 @@ class Partition : public std::enable_shared_from_this<Partition> {
   absl::Mutex checkpoint_mu_ ABSL_ACQUIRED_BEFORE(mu_);
 };
 
-}  // namespace kaas
+}  // namespace kaas::partition
 
 #endif  // KAAS_STORAGE_PARTITION_PARTITION_H_

@@ -9,13 +9,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
+#include "base/storage_error.h"
 #include "glog/logging.h"
 #include "storage/batch/record_batch.h"
-#include "storage/common/storage_error.h"
 #include "storage/partition/batch_state.h"
 #include "storage/partition/partition.h"
 
-namespace kaas {
+namespace kaas::partition {
 
 absl::Status Partition::CheckWritableLocked(int64_t leader_epoch) const {
   if (state_ == State::kClosed) {
@@ -237,4 +237,4 @@ absl::StatusOr<bool> Partition::MaybeRoll() {
   return true;
 }
 
-}  // namespace kaas
+}  // namespace kaas::partition

@@ -2,18 +2,18 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "base/storage_error.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "storage/batch/record_batch.h"
-#include "storage/common/storage_error.h"
 #include "storage/partition/partition_test_fixture.h"
 #include "testing/status_matchers.h"
 
-namespace kaas {
+namespace kaas::partition {
 namespace {
 
-using ::kaas::testing::HasStorageError;
-using ::kaas::testing::HasStorageErrorWithMessage;
+using ::kaas::test::HasStorageError;
+using ::kaas::test::HasStorageErrorWithMessage;
 using ::testing::HasSubstr;
 
 TEST_F(PartitionTest, AppendAssignsContiguousOffsetsAndRewritesTheBaseOffset) {
@@ -61,7 +61,7 @@ TEST_F(PartitionTest, InvalidBatchesAreRejectedAndNothingIsWritten) {
   auto partition = OpenLeader();
   std::string good = Batch(2);
   std::string bad_crc = good;
-  testing::FlipBit(&bad_crc, batch_layout::kRecords + 2);
+  test::FlipBit(&bad_crc, batch_layout::kRecords + 2);
   EXPECT_THAT(partition->Append(bad_crc, 1, Acks::kAll).status(),
               HasStorageErrorWithMessage(StorageErrorCode::kCorruptMessage,
                                          HasSubstr("crc mismatch")));
@@ -142,8 +142,8 @@ TEST_F(PartitionTest, FailedRollLeavesThePartitionWritable) {
   config.segment_bytes = 4096;
   auto partition = OpenLeader(1, config);
   AppendDurably(*partition, Batch(1, 3000));
-  testing::Fault fault(testing::FsOp::kOpenForWrite, ENOSPC);
-  fault.path = testing::PathPattern::Substring("00000000000000000001.log");
+  test::Fault fault(test::FsOp::kOpenForWrite, ENOSPC);
+  fault.path = test::PathPattern::Substring("00000000000000000001.log");
   fs().InjectFault(fault);
   EXPECT_THAT(partition->Append(Batch(1, 3000), 1, Acks::kAll).status(),
               HasStorageError(StorageErrorCode::kStorageError));
@@ -157,8 +157,8 @@ TEST_F(PartitionTest, FailedRollLeavesThePartitionWritable) {
 TEST_F(PartitionTest, FailedWriteIsReportedAndOverwritten) {
   auto partition = OpenLeader();
   AppendDurably(*partition, Batch());
-  testing::Fault fault(testing::FsOp::kWrite, EIO);
-  fault.path = testing::PathPattern::Substring(".log");
+  test::Fault fault(test::FsOp::kWrite, EIO);
+  fault.path = test::PathPattern::Substring(".log");
   fault.torn_write_bytes = 20;
   fs().InjectFault(fault);
   EXPECT_THAT(partition->Append(Batch(), 1, Acks::kAll).status(),
@@ -210,4 +210,4 @@ TEST_F(PartitionTest, StatsCountRecordsNotBatchesOrCalls) {
 }
 
 }  // namespace
-}  // namespace kaas
+}  // namespace kaas::partition

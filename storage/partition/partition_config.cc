@@ -1,9 +1,9 @@
 #include "storage/partition/partition_config.h"
 
 #include "absl/strings/str_format.h"
-#include "storage/common/storage_error.h"
+#include "base/storage_error.h"
 
-namespace kaas {
+namespace kaas::partition {
 
 absl::Status PartitionConfig::Validate() const {
   auto invalid = [](const std::string& message) {
@@ -52,4 +52,4 @@ bool operator==(const PartitionConfig& a, const PartitionConfig& b) {
          a.validate_records == b.validate_records;
 }
 
-}  // namespace kaas
+}  // namespace kaas::partition

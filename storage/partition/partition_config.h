@@ -17,7 +17,7 @@
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 
-namespace kaas {
+namespace kaas::partition {
 
 // Segment positions are 32-bit in the index files, as in Kafka (whose
 // segment.bytes is an int): a segment never exceeds this.
@@ -82,6 +82,6 @@ inline bool operator!=(const PartitionConfig& a, const PartitionConfig& b) {
   return !(a == b);
 }
 
-}  // namespace kaas
+}  // namespace kaas::partition
 
 #endif  // KAAS_STORAGE_PARTITION_PARTITION_CONFIG_H_

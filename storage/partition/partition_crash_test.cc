@@ -15,7 +15,7 @@
 #include "storage/partition/partition_test_fixture.h"
 #include "testing/status_matchers.h"
 
-namespace kaas {
+namespace kaas::partition {
 namespace {
 
 struct Acked {
@@ -39,12 +39,12 @@ TEST_P(CrashTest, AcknowledgedAppendsSurviveACrashAtARandomPoint) {
   PartitionConfig config = SmallConfig();
   config.segment_bytes = 8 << 10;  // several rolls per run
   config.checkpoint_interval_bytes = 4 << 10;
-  testing::CrashOptions crash;
-  crash.tail = seed % 3 == 0   ? testing::UnsyncedTail::kDrop
-               : seed % 3 == 1 ? testing::UnsyncedTail::kKeepRandomPrefix
-                               : testing::UnsyncedTail::kKeepAll;
-  crash.content = seed % 2 == 0 ? testing::TailContent::kWritten
-                                : testing::TailContent::kGarbage;
+  test::CrashOptions crash;
+  crash.tail = seed % 3 == 0   ? test::UnsyncedTail::kDrop
+               : seed % 3 == 1 ? test::UnsyncedTail::kKeepRandomPrefix
+                               : test::UnsyncedTail::kKeepAll;
+  crash.content =
+      seed % 2 == 0 ? test::TailContent::kWritten : test::TailContent::kGarbage;
 
   absl::Mutex mu;
   std::map<int64_t, std::string> acked;  // base offset -> batch sent
@@ -118,4 +118,4 @@ TEST_P(CrashTest, AcknowledgedAppendsSurviveACrashAtARandomPoint) {
 INSTANTIATE_TEST_SUITE_P(Seeds, CrashTest, ::testing::Range(1, 13));
 
 }  // namespace
-}  // namespace kaas
+}  // namespace kaas::partition

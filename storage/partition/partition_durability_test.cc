@@ -9,18 +9,18 @@
 
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
+#include "base/storage_error.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "storage/common/storage_error.h"
 #include "storage/partition/partition_test_fixture.h"
 #include "testing/status_matchers.h"
 
-namespace kaas {
+namespace kaas::partition {
 namespace {
 
-using ::kaas::testing::FsOp;
-using ::kaas::testing::HasStorageError;
-using ::kaas::testing::PathPattern;
+using ::kaas::test::FsOp;
+using ::kaas::test::HasStorageError;
+using ::kaas::test::PathPattern;
 using ::testing::Contains;
 using ::testing::ElementsAre;
 using ::testing::EndsWith;
@@ -70,8 +70,7 @@ TEST_F(PartitionTest, AppendsAreNotHeldBackWhileAnFdatasyncRuns) {
 // running when the test body ends.
 class SyncLog {
  public:
-  static std::shared_ptr<SyncLog> Observe(
-      testing::FaultInjectingFileSystem& fs) {
+  static std::shared_ptr<SyncLog> Observe(test::FaultInjectingFileSystem& fs) {
     auto log = std::make_shared<SyncLog>();
     fs.OnSync([log](const std::string& path) {
       absl::MutexLock lock(&log->mu_);
@@ -262,9 +261,9 @@ TEST_F(PartitionTest, DuplicateWaitsForTheOriginalsDurability) {
 TEST_F(PartitionTest, FdatasyncFailureStallsUntilAProbeSucceeds) {
   auto partition = OpenLeader();
   AppendDurably(*partition, Batch());
-  testing::Fault eio(FsOp::kDataSync, EIO);
+  test::Fault eio(FsOp::kDataSync, EIO);
   eio.path = PathPattern::Substring(".log");
-  eio.count = testing::Fault::kForever;
+  eio.count = test::Fault::kForever;
   fs().InjectFault(eio);
   ASSERT_OK_AND_ASSIGN(AppendResult doomed,
                        partition->Append(Batch(), 1, Acks::kAll));
@@ -417,4 +416,4 @@ TEST_F(PartitionTest, AHungTakeOverSyncDoesNotHoldUpTheTimerThread) {
 }
 
 }  // namespace
-}  // namespace kaas
+}  // namespace kaas::partition

@@ -8,19 +8,19 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "base/storage_error.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "storage/common/storage_error.h"
 #include "storage/metadata/partition_files.h"
 #include "storage/partition/partition_test_fixture.h"
 #include "storage/segment/segment_name.h"
 #include "testing/status_matchers.h"
 
-namespace kaas {
+namespace kaas::partition {
 namespace {
 
-using ::kaas::testing::HasStorageError;
-using ::kaas::testing::HasStorageErrorWithMessage;
+using ::kaas::test::HasStorageError;
+using ::kaas::test::HasStorageErrorWithMessage;
 using ::testing::Contains;
 using ::testing::HasSubstr;
 using ::testing::Not;
@@ -53,11 +53,11 @@ std::vector<uint32_t> LogEpochs(const std::vector<std::string>& names) {
 
 // What the partition writes to disk: opens for writing, writes, truncations,
 // renames and unlinks (not syncs, reads or closes).
-int64_t PersistOps(testing::FaultInjectingFileSystem& fs) {
+int64_t PersistOps(test::FaultInjectingFileSystem& fs) {
   int64_t n = 0;
-  for (testing::FsOp op : {testing::FsOp::kOpenForWrite, testing::FsOp::kWrite,
-                           testing::FsOp::kTruncate, testing::FsOp::kRename,
-                           testing::FsOp::kUnlink}) {
+  for (test::FsOp op :
+       {test::FsOp::kOpenForWrite, test::FsOp::kWrite, test::FsOp::kTruncate,
+        test::FsOp::kRename, test::FsOp::kUnlink}) {
     n += fs.Count(op);
   }
   return n;
@@ -76,8 +76,7 @@ void DestroyOnceIdle(std::shared_ptr<Partition> partition) {
 // checks that nothing is written after Abandon returned, until the last
 // cycle in flight is gone.
 void ExpectAbandonWritesNothingOnceItReturned(
-    testing::FaultInjectingFileSystem& fs,
-    std::shared_ptr<Partition> partition) {
+    test::FaultInjectingFileSystem& fs, std::shared_ptr<Partition> partition) {
   std::thread release([&] {
     while (!partition->is_closed()) std::this_thread::yield();
     fs.ReleaseSyncs();
@@ -160,8 +159,8 @@ TEST_F(PartitionTest, TakeOverBelowTheDurableEpochAfterReopenIsRefused) {
 TEST_F(PartitionTest, FailedTakeOverRollLeavesThePartitionUntouched) {
   auto partition = OpenLeader(1);
   AppendDurably(*partition, Batch(3), 1);
-  testing::Fault fault(testing::FsOp::kOpenForWrite, ENOENT);
-  fault.path = testing::PathPattern::Substring("00000005-");
+  test::Fault fault(test::FsOp::kOpenForWrite, ENOENT);
+  fault.path = test::PathPattern::Substring("00000005-");
   fs().InjectFault(fault);
   EXPECT_THAT(partition->TakeOver(5).status(),
               HasStorageError(StorageErrorCode::kStorageError));
@@ -177,8 +176,8 @@ TEST_F(PartitionTest, FailedTakeOverRollLeavesThePartitionUntouched) {
 TEST_F(PartitionTest, FailedTakeOverPersistIsReDrivenToCompletion) {
   auto partition = OpenLeader(1);
   AppendDurably(*partition, Batch(3), 1);
-  testing::Fault fault(testing::FsOp::kOpenForWrite, ENOSPC);
-  fault.path = testing::PathPattern::Substring("manifest");
+  test::Fault fault(test::FsOp::kOpenForWrite, ENOSPC);
+  fault.path = test::PathPattern::Substring("manifest");
   fs().InjectFault(fault);
   EXPECT_FALSE(partition->TakeOver(6).ok());
   EXPECT_EQ(partition->LeaderEpoch(), 1);
@@ -213,7 +212,7 @@ TEST_F(PartitionTest, AppendsAndRollsWaitForATakeOverToAdoptItsEpoch) {
   config.segment_ms = absl::Minutes(1);
   auto partition = OpenLeader(5, config);
   AppendDurably(*partition, Batch(), 5);
-  fs().BlockSyncs(testing::PathPattern::Substring(metadata::kManifestFileName));
+  fs().BlockSyncs(test::PathPattern::Substring(metadata::kManifestFileName));
   absl::StatusOr<int64_t> taken;
   std::thread take_over([&] { taken = partition->TakeOver(6); });
   fs().WaitUntilBlockedSyncs(1);  // rolled and synced; writing the manifest
@@ -224,7 +223,7 @@ TEST_F(PartitionTest, AppendsAndRollsWaitForATakeOverToAdoptItsEpoch) {
                     HasSubstr("take-over to leader epoch 6 in progress")));
   }
   clock().Advance(absl::Minutes(2));
-  EXPECT_THAT(partition->MaybeRoll(), testing::IsOkAndHolds(false));
+  EXPECT_THAT(partition->MaybeRoll(), test::IsOkAndHolds(false));
   fs().ReleaseSyncs();
   take_over.join();
   ASSERT_OK(taken.status());
@@ -240,8 +239,8 @@ TEST_F(PartitionTest, AppendsAndRollsWaitForATakeOverToAdoptItsEpoch) {
 TEST_F(PartitionTest, AFailedTakeOverRefusesAppendsUntilReDriven) {
   auto partition = OpenLeader(1);
   AppendDurably(*partition, Batch(3), 1);
-  testing::Fault fault(testing::FsOp::kOpenForWrite, ENOSPC);
-  fault.path = testing::PathPattern::Substring("manifest");
+  test::Fault fault(test::FsOp::kOpenForWrite, ENOSPC);
+  fault.path = test::PathPattern::Substring("manifest");
   fs().InjectFault(fault);
   EXPECT_FALSE(partition->TakeOver(6).ok());
   EXPECT_EQ(partition->LeaderEpoch(), 1);
@@ -287,7 +286,7 @@ TEST_F(PartitionTest, TakeOverCheckpointNeverCoversAnUnsyncedAppend) {
   AppendDurably(*partition, Batch(), 1);
   // The append's cycle hangs in the fdatasync of S1; the take-over, which
   // syncs S1 too, completes the waiter once released.
-  fs().BlockSyncs(testing::PathPattern::Substring(LogFileName(1, 0)));
+  fs().BlockSyncs(test::PathPattern::Substring(LogFileName(1, 0)));
   ASSERT_OK_AND_ASSIGN(AppendResult pending,
                        partition->Append(Batch(), 1, Acks::kAll));
   fs().WaitUntilBlockedSyncs(1);
@@ -341,7 +340,7 @@ TEST_F(PartitionTest, CleanRelinquishMakesTheNextOpenScanNothing) {
 // hanging, when leadership goes without persisting.
 TEST_F(PartitionTest, AbandonFailsParkedWaiters) {
   auto partition = OpenLeader(1);
-  fs().BlockSyncs(testing::PathPattern::Substring(".log"));
+  fs().BlockSyncs(test::PathPattern::Substring(".log"));
   ASSERT_OK_AND_ASSIGN(AppendResult pending,
                        partition->Append(Batch(), 1, Acks::kAll));
   fs().WaitUntilBlockedSyncs(1);
@@ -365,7 +364,7 @@ TEST_F(PartitionTest, AbandonWaitsForAnIndexWriteInFlightAndStopsLaterOnes) {
   // The roll's cycle (it checkpoints: persists S1's and S2's indexes, then
   // the checkpoint) is held in the fdatasync of S1's offset index.
   fs().BlockSyncs(
-      testing::PathPattern::Substring("00000001-00000000000000000000.index"));
+      test::PathPattern::Substring("00000001-00000000000000000000.index"));
   while (partition->Segments().size() < 2) {
     ASSERT_OK(partition->Append(Batch(1, 300), 1, Acks::kLeader).status());
   }
@@ -378,7 +377,7 @@ TEST_F(PartitionTest, AbandonWaitsForACheckpointWriteInFlight) {
   PartitionConfig config = SmallConfig();
   config.checkpoint_interval_bytes = 1;  // every cycle checkpoints
   auto partition = OpenLeader(1, config);
-  fs().BlockSyncs(testing::PathPattern::Substring(metadata::kSnapshotSuffix));
+  fs().BlockSyncs(test::PathPattern::Substring(metadata::kSnapshotSuffix));
   ASSERT_OK(partition->Append(Batch(), 1, Acks::kAll).status());
   fs().WaitUntilBlockedSyncs(1);
   ExpectAbandonWritesNothingOnceItReturned(fs(), std::move(partition));
@@ -392,7 +391,7 @@ TEST_F(PartitionTest, SupersededRelinquishPersistsNothingAndFailsWaiters) {
   newer.set_log_end_offset(3);
   ASSERT_OK(
       metadata::WriteManifestUnlessSuperseded(fs(), dir(), newer).status());
-  fs().BlockSyncs(testing::PathPattern::Substring(".log"));
+  fs().BlockSyncs(test::PathPattern::Substring(".log"));
   ASSERT_OK_AND_ASSIGN(AppendResult pending,
                        partition->Append(Batch(), 2, Acks::kAll));
   fs().WaitUntilBlockedSyncs(1);
@@ -457,9 +456,9 @@ TEST_F(PartitionTest, CrashBetweenLogStartAndUnlinkNeverResurrectsRecords) {
   config.segment_bytes = 2048;
   auto partition = OpenLeader(1, config);
   for (int i = 0; i < 12; ++i) AppendDurably(*partition, Batch(1, 300));
-  testing::Fault fault(testing::FsOp::kUnlink, EIO);
-  fault.path = testing::PathPattern::Substring(".log");
-  fault.count = testing::Fault::kForever;
+  test::Fault fault(test::FsOp::kUnlink, EIO);
+  fault.path = test::PathPattern::Substring(".log");
+  fault.count = test::Fault::kForever;
   fs().InjectFault(fault);
   ASSERT_OK(partition->DeleteRecords(8).status());
   fs().Crash();
@@ -486,4 +485,4 @@ TEST_F(PartitionTest, DeleteRecordsTrimsTheEpochHistory) {
 }
 
 }  // namespace
-}  // namespace kaas
+}  // namespace kaas::partition

@@ -7,13 +7,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
+#include "base/storage_error.h"
 #include "fs/fs_util.h"
 #include "glog/logging.h"
-#include "storage/common/storage_error.h"
 #include "storage/metadata/partition_files.h"
 #include "storage/partition/partition.h"
 
-namespace kaas {
+namespace kaas::partition {
 
 void Partition::SetEpochs(const EpochHistory& epochs,
                           metadata::PartitionManifest* manifest) {
@@ -417,4 +417,4 @@ void Partition::ExpireProducers() {
                            });
 }
 
-}  // namespace kaas
+}  // namespace kaas::partition

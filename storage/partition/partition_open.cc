@@ -10,14 +10,14 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "base/storage_error.h"
 #include "fs/fs_util.h"
 #include "glog/logging.h"
-#include "storage/common/storage_error.h"
 #include "storage/metadata/partition_files.h"
 #include "storage/partition/partition.h"
 #include "storage/partition/partition_recovery.h"
 
-namespace kaas {
+namespace kaas::partition {
 
 absl::StatusOr<std::shared_ptr<Partition>> Partition::Open(
     const PartitionRuntime& runtime, std::string dir, PartitionConfig config,
@@ -131,4 +131,4 @@ void Partition::Adopt(RecoveredLog log) {
   PublishOffsetsLocked();
 }
 
-}  // namespace kaas
+}  // namespace kaas::partition

@@ -9,12 +9,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
+#include "base/storage_error.h"
 #include "storage/batch/record_batch.h"
-#include "storage/common/storage_error.h"
 #include "storage/partition/batch_state.h"
 #include "storage/partition/partition.h"
 
-namespace kaas {
+namespace kaas::partition {
 namespace {
 
 // The segment holding `offset`: the last one whose base offset is <= it.
@@ -273,4 +273,4 @@ Partition::SegmentsWithTimestamps() {
       });
 }
 
-}  // namespace kaas
+}  // namespace kaas::partition

@@ -6,17 +6,17 @@
 #include <thread>  // NOLINT(build/c++11)
 #include <vector>
 
+#include "base/storage_error.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "storage/batch/record_batch.h"
-#include "storage/common/storage_error.h"
 #include "storage/partition/partition_test_fixture.h"
 #include "testing/status_matchers.h"
 
-namespace kaas {
+namespace kaas::partition {
 namespace {
 
-using ::kaas::testing::HasStorageError;
+using ::kaas::test::HasStorageError;
 using ::testing::HasSubstr;
 
 TEST_F(PartitionTest, ReadStartsAtTheBatchContainingTheOffset) {
@@ -93,7 +93,7 @@ TEST_F(PartitionTest, ClosedSegmentReadsStopAtTheNextSegmentBase) {
 TEST_F(PartitionTest, ReadsStopAtTheDurableEndWithFlushIntervalOne) {
   auto partition = OpenLeader();
   AppendDurably(*partition, Batch());
-  fs().BlockSyncs(testing::PathPattern::Substring(".log"));
+  fs().BlockSyncs(test::PathPattern::Substring(".log"));
   ASSERT_OK_AND_ASSIGN(AppendResult pending,
                        partition->Append(Batch(), 1, Acks::kLeader));
   fs().WaitUntilBlockedSyncs(1);
@@ -120,7 +120,7 @@ TEST_F(PartitionTest, ReadsRunToTheLogEndWithALargerFlushInterval) {
 TEST_F(PartitionTest, OffsetForTimestamp) {
   auto partition = OpenLeader();
   for (int i = 0; i < 5; ++i) {
-    testing::BatchBuilder builder;
+    test::BatchBuilder builder;
     builder.BaseTimestamp(1000 * (i + 1));
     builder.AddRecord(absl::nullopt, "a", 0).AddRecord(absl::nullopt, "b", 1);
     AppendDurably(*partition, builder.Build());
@@ -177,14 +177,14 @@ TEST_F(PartitionTest, TimestampLookupsOpenNothingOnceClosed) {
   }
   ASSERT_GT(partition->Segments().size(), 2u);
   ASSERT_OK(partition->Relinquish());
-  const int64_t opens = fs().Count(testing::FsOp::kOpenForRead);
+  const int64_t opens = fs().Count(test::FsOp::kOpenForRead);
   const auto not_leader = HasStorageError(StorageErrorCode::kNotLeader);
   EXPECT_THAT(partition->OffsetForTimestamp(750).status(), not_leader);
   EXPECT_THAT(partition->OffsetForTimestamp(-3).status(), not_leader);
   EXPECT_THAT(partition->SegmentsWithTimestamps().status(), not_leader);
   EXPECT_THAT(partition->Read(0, 1 << 20, Isolation::kReadUncommitted).status(),
               not_leader);
-  EXPECT_EQ(fs().Count(testing::FsOp::kOpenForRead), opens);
+  EXPECT_EQ(fs().Count(test::FsOp::kOpenForRead), opens);
 }
 
 // A reader following next_offset while the writer rolls a segment every few
@@ -280,16 +280,16 @@ class ReadRaceTest : public PartitionTest {
   }
 
   void TearDown() override {
-    fs().OnNextOpenForRead(testing::PathPattern::Any(), nullptr);
+    fs().OnNextOpenForRead(test::PathPattern::Any(), nullptr);
   }
 
   // Runs `action` once a reader has opened the first segment's log, then
   // records whether any segment log is opened after it.
   void AtFirstSegmentOpen(std::function<void()> action) {
     fs().OnNextOpenForRead(
-        testing::PathPattern::Regex("-0{20}\\.log$"), [this, action] {
+        test::PathPattern::Regex("-0{20}\\.log$"), [this, action] {
           action();
-          fs().OnNextOpenForRead(testing::PathPattern::Regex("\\.log$"),
+          fs().OnNextOpenForRead(test::PathPattern::Regex("\\.log$"),
                                  [this] { opened_after_action_ = true; });
         });
   }
@@ -380,13 +380,12 @@ TEST_F(ReadRaceTest, ATimestampLookupGivesUpAfterFourDeletionsUnderIt) {
   std::function<void()> delete_first = [&] {
     ++deletions;
     EXPECT_OK(partition_->DeleteRecords(SegmentBase(1)));
-    fs().OnNextOpenForRead(testing::PathPattern::Regex("\\.log$"),
-                           delete_first);
+    fs().OnNextOpenForRead(test::PathPattern::Regex("\\.log$"), delete_first);
   };
-  fs().OnNextOpenForRead(testing::PathPattern::Regex("\\.log$"), delete_first);
+  fs().OnNextOpenForRead(test::PathPattern::Regex("\\.log$"), delete_first);
   const absl::StatusOr<OffsetAndTimestamp> hit =
       partition_->OffsetForTimestamp(0);
-  fs().OnNextOpenForRead(testing::PathPattern::Any(), nullptr);
+  fs().OnNextOpenForRead(test::PathPattern::Any(), nullptr);
   EXPECT_EQ(deletions, 4);
   EXPECT_THAT(hit.status(), HasStorageError(StorageErrorCode::kStorageError));
   EXPECT_THAT(hit.status().message(), HasSubstr("timestamp lookup"));
@@ -417,4 +416,4 @@ TEST_F(PartitionTest, OffsetForLeaderEpoch) {
 }
 
 }  // namespace
-}  // namespace kaas
+}  // namespace kaas::partition

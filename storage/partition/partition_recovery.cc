@@ -12,14 +12,14 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
+#include "base/storage_error.h"
 #include "fs/fs_util.h"
 #include "glog/logging.h"
 #include "storage/batch/record_batch.h"
-#include "storage/common/storage_error.h"
 #include "storage/metadata/partition_files.h"
 #include "storage/partition/state_replay.h"
 
-namespace kaas {
+namespace kaas::partition {
 namespace {
 
 using segment::ParsedSegmentFile;
@@ -677,4 +677,4 @@ int64_t PartitionRecovery::DurableFloor(const ManifestState& manifest,
   return floor;
 }
 
-}  // namespace kaas
+}  // namespace kaas::partition

@@ -79,7 +79,7 @@
 #include "storage/segment/segment.h"
 #include "txn/txn_index.h"
 
-namespace kaas {
+namespace kaas::partition {
 
 // How a partition directory is opened (see the file comment).
 enum class PartitionAccess { kLeader, kReadOnly };
@@ -227,6 +227,6 @@ class PartitionRecovery {
   bool dir_changed_ = false;
 };
 
-}  // namespace kaas
+}  // namespace kaas::partition
 
 #endif  // KAAS_STORAGE_PARTITION_PARTITION_RECOVERY_H_

@@ -9,26 +9,26 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "base/storage_error.h"
 #include "fs/fs_util.h"
 #include "fs/posix_file_system.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "storage/batch/record_batch.h"
-#include "storage/common/storage_error.h"
 #include "storage/metadata/metadata_file.h"
 #include "storage/metadata/partition_files.h"
 #include "storage/partition/partition_test_fixture.h"
 #include "testing/status_matchers.h"
 
-namespace kaas {
+namespace kaas::partition {
 namespace {
 
-using ::kaas::testing::FsOp;
-using ::kaas::testing::HasStorageError;
-using ::kaas::testing::HasStorageErrorWithMessage;
-using ::kaas::testing::IsOkAndHolds;
-using ::kaas::testing::PathPattern;
-using ::kaas::testing::StatusIs;
+using ::kaas::test::FsOp;
+using ::kaas::test::HasStorageError;
+using ::kaas::test::HasStorageErrorWithMessage;
+using ::kaas::test::IsOkAndHolds;
+using ::kaas::test::PathPattern;
+using ::kaas::test::StatusIs;
 using ::testing::AllOf;
 using ::testing::Contains;
 using ::testing::ElementsAre;
@@ -56,7 +56,7 @@ class RecoveryTest : public PartitionTest {
   }
   // The next write to a .log fails with EIO after writing 100 bytes.
   void InjectTornLogWrite() {
-    testing::Fault torn(FsOp::kWrite, EIO);
+    test::Fault torn(FsOp::kWrite, EIO);
     torn.path = PathPattern::Substring(".log");
     torn.torn_write_bytes = 100;
     fs().InjectFault(torn);
@@ -512,7 +512,7 @@ TEST_F(RecoveryTest, ASealCutsOffTornBytesTheFailedAppendCouldNot) {
   auto partition = OpenLeader(1, config);
   for (int i = 0; i < 3; ++i) AppendDurably(*partition, small);
   InjectTornLogWrite();
-  testing::Fault no_truncate(FsOp::kTruncate, EIO);
+  test::Fault no_truncate(FsOp::kTruncate, EIO);
   no_truncate.path = PathPattern::Substring(".log");
   fs().InjectFault(no_truncate);
   EXPECT_THAT(partition->Append(small, 1, Acks::kAll).status(),
@@ -887,9 +887,9 @@ TEST_F(RecoveryTest, SegmentsBelowTheLogStartGoEvenWhenEverySegmentIsScanned) {
   config.segment_bytes = 2048;
   auto partition = OpenLeader(1, config);
   for (int i = 0; i < 12; ++i) AppendDurably(*partition, Batch(1, 300));
-  testing::Fault fault(FsOp::kUnlink, EIO);
+  test::Fault fault(FsOp::kUnlink, EIO);
   fault.path = PathPattern::Substring(".log");
-  fault.count = testing::Fault::kForever;
+  fault.count = test::Fault::kForever;
   fs().InjectFault(fault);
   ASSERT_OK(partition->DeleteRecords(8).status());
   fs().Crash();  // after the log start was persisted, before the unlinks
@@ -918,8 +918,8 @@ TEST_F(RecoveryTest, AnUnreadableManifestFailsTheOpenAndIsKept) {
   const std::string path = PathOf(metadata::kManifestFileName);
   for (const auto& [op, error] :
        {std::pair<FsOp, int>{FsOp::kOpenForRead, EMFILE}, {FsOp::kRead, EIO}}) {
-    SCOPED_TRACE(testing::FsOpName(op));
-    testing::Fault fault(op, error);
+    SCOPED_TRACE(test::FsOpName(op));
+    test::Fault fault(op, error);
     fault.path = PathPattern::Regex("/manifest$");
     fs().InjectFault(fault);
     EXPECT_THAT(TryOpen().status(),
@@ -942,7 +942,7 @@ TEST_F(RecoveryTest, AnUnreadableCheckpointFailsTheOpenAndIsKept) {
     for (int i = 0; i < 5; ++i) AppendDurably(*partition, Batch());
     ASSERT_OK(partition->Relinquish());
   }
-  testing::Fault fault(FsOp::kOpenForRead, EACCES);
+  test::Fault fault(FsOp::kOpenForRead, EACCES);
   fault.path = PathPattern::Regex("/recovery-checkpoint$");
   fs().InjectFault(fault);
   EXPECT_THAT(TryOpen().status(),
@@ -968,4 +968,4 @@ TEST_F(RecoveryTest, AnUnreadableCheckpointFailsTheOpenAndIsKept) {
 }
 
 }  // namespace
-}  // namespace kaas
+}  // namespace kaas::partition

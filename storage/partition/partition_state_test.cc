@@ -7,17 +7,17 @@
 #include <string>
 #include <vector>
 
+#include "base/storage_error.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "storage/common/storage_error.h"
 #include "storage/partition/partition_test_fixture.h"
 #include "testing/batch_builder.h"
 #include "testing/status_matchers.h"
 
-namespace kaas {
+namespace kaas::partition {
 namespace {
 
-using ::kaas::testing::HasStorageError;
+using ::kaas::test::HasStorageError;
 using ::testing::ElementsAre;
 
 enum class Transition { kNone, kCrashAndReopen, kFreshInstance };
@@ -76,8 +76,8 @@ class ProducerStateTest : public PartitionTest,
     return ProducerBatch(pid, epoch, sequence, records, transactional);
   }
   static std::string Marker(ControlType type, int64_t pid, int16_t epoch) {
-    return testing::ControlBatch(type, pid, epoch, /*coordinator_epoch=*/0,
-                                 /*timestamp=*/1000);
+    return test::ControlBatch(type, pid, epoch, /*coordinator_epoch=*/0,
+                              /*timestamp=*/1000);
   }
 
   PartitionConfig config_;
@@ -210,7 +210,7 @@ TEST_P(ProducerStateTest, AbortedRangesOverlappingTheFetchAreReported) {
 TEST_P(ProducerStateTest, LsoQueriesNeverWaitBehindAnFsync) {
   ASSERT_OK(Append(Data(40, 0, 0, 1, true)).status());
   Transition();
-  fs().BlockSyncs(testing::PathPattern::Substring(".log"));
+  fs().BlockSyncs(test::PathPattern::Substring(".log"));
   ASSERT_OK(partition_->Append(Batch(), 1, Acks::kLeader).status());
   fs().WaitUntilBlockedSyncs(1);
   EXPECT_EQ(partition_->LastStableOffset(), 0);
@@ -225,4 +225,4 @@ INSTANTIATE_TEST_SUITE_P(Transitions, ProducerStateTest,
                          TransitionName);
 
 }  // namespace
-}  // namespace kaas
+}  // namespace kaas::partition

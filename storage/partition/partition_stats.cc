@@ -6,7 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 
-namespace kaas {
+namespace kaas::partition {
 namespace {
 
 int BucketOf(absl::Duration duration) {
@@ -92,4 +92,4 @@ std::string StorageStats::DebugString() const {
       histogram("recovery time", recovery_time));
 }
 
-}  // namespace kaas
+}  // namespace kaas::partition

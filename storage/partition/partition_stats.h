@@ -18,7 +18,7 @@
 
 #include "absl/time/time.h"
 
-namespace kaas {
+namespace kaas::partition {
 
 inline constexpr uint32_t kAppendLatencySampling = 16;
 
@@ -95,6 +95,6 @@ struct StorageStats {
   std::string DebugString() const;
 };
 
-}  // namespace kaas
+}  // namespace kaas::partition
 
 #endif  // KAAS_STORAGE_PARTITION_PARTITION_STATS_H_

@@ -15,13 +15,13 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/storage_error.h"
 #include "fs/fs_util.h"
 #include "glog/logging.h"
-#include "storage/common/storage_error.h"
 #include "storage/metadata/partition_files.h"
 #include "storage/partition/partition.h"
 
-namespace kaas {
+namespace kaas::partition {
 
 struct Partition::SyncPlan {
   int64_t target_offset = 0;
@@ -488,4 +488,4 @@ void Partition::PruneSnapshots(int64_t newest) {
   }
 }
 
-}  // namespace kaas
+}  // namespace kaas::partition

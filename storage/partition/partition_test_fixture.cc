@@ -8,7 +8,7 @@
 #include "storage/segment/segment_name.h"
 #include "testing/status_matchers.h"
 
-namespace kaas {
+namespace kaas::partition {
 
 PartitionTest::PartitionTest()
     : dir_(fs::JoinPath(temp_dir_.path(), "topic", "0")),
@@ -61,7 +61,7 @@ std::shared_ptr<Partition> PartitionTest::OpenLeader(
 
 std::string PartitionTest::Batch(int records, size_t value_size,
                                  int64_t timestamp) {
-  testing::BatchBuilder builder;
+  test::BatchBuilder builder;
   builder.BaseTimestamp(timestamp);
   builder.AddRandomRecords(records, value_size);
   return builder.Build();
@@ -70,7 +70,7 @@ std::string PartitionTest::Batch(int records, size_t value_size,
 std::string PartitionTest::ProducerBatch(int64_t producer_id, int16_t epoch,
                                          int32_t base_sequence, int records,
                                          bool transactional) {
-  testing::BatchBuilder builder;
+  test::BatchBuilder builder;
   builder.Producer(producer_id, epoch, base_sequence);
   builder.Transactional(transactional);
   builder.AddRandomRecords(records, 8);
@@ -116,4 +116,4 @@ std::string PartitionTest::PathOf(absl::string_view name) const {
   return fs::JoinPath(dir_, name);
 }
 
-}  // namespace kaas
+}  // namespace kaas::partition

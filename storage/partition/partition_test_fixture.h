@@ -27,7 +27,7 @@
 #include "testing/batch_builder.h"
 #include "testing/fault_injecting_file_system.h"
 
-namespace kaas {
+namespace kaas::partition {
 
 class PartitionTest : public ::testing::Test {
  protected:
@@ -40,7 +40,7 @@ class PartitionTest : public ::testing::Test {
 
   PartitionRuntime runtime();
   const std::string& dir() const { return dir_; }
-  testing::FaultInjectingFileSystem& fs() { return fs_; }
+  test::FaultInjectingFileSystem& fs() { return fs_; }
   ManualClock& clock() { return clock_; }
   StorageStats& stats() { return stats_; }
   // The engine-wide read-handle cache the partitions share.
@@ -87,7 +87,7 @@ class PartitionTest : public ::testing::Test {
  private:
   fs::ScopedTempDir temp_dir_;
   std::string dir_;
-  testing::FaultInjectingFileSystem fs_;
+  test::FaultInjectingFileSystem fs_;
   ManualClock clock_;
   StorageStats stats_;
   segment::ReadHandleCache cache_{64};
@@ -96,6 +96,6 @@ class PartitionTest : public ::testing::Test {
   ThreadPool pool_{2, "test-io"};
 };
 
-}  // namespace kaas
+}  // namespace kaas::partition
 
 #endif  // KAAS_STORAGE_PARTITION_PARTITION_TEST_FIXTURE_H_

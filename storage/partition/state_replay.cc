@@ -6,7 +6,7 @@
 #include "glog/logging.h"
 #include "storage/partition/batch_state.h"
 
-namespace kaas {
+namespace kaas::partition {
 
 absl::Status StateReplay::Load(
     const metadata::PartitionStateSnapshot& snapshot) {
@@ -42,4 +42,4 @@ void StateReplay::ApplyFences(const metadata::ProducerFences& fences) {
   }
 }
 
-}  // namespace kaas
+}  // namespace kaas::partition

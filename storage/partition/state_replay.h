@@ -18,7 +18,7 @@
 #include "storage/metadata/state_snapshot.pb.h"
 #include "txn/txn_index.h"
 
-namespace kaas {
+namespace kaas::partition {
 
 class StateReplay {
  public:
@@ -47,6 +47,6 @@ class StateReplay {
   int64_t applied_ = 0;
 };
 
-}  // namespace kaas
+}  // namespace kaas::partition
 
 #endif  // KAAS_STORAGE_PARTITION_STATE_REPLAY_H_

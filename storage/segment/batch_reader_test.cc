@@ -22,9 +22,9 @@
 namespace kaas::segment {
 namespace {
 
-using ::kaas::testing::BatchBuilder;
-using ::kaas::testing::OverwriteBigEndian32;
-using ::kaas::testing::StatusIs;
+using ::kaas::test::BatchBuilder;
+using ::kaas::test::OverwriteBigEndian32;
+using ::kaas::test::StatusIs;
 using ::testing::HasSubstr;
 
 namespace layout = batch_layout;

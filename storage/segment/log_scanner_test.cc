@@ -24,11 +24,11 @@
 namespace kaas::segment {
 namespace {
 
-using ::kaas::testing::BatchBuilder;
-using ::kaas::testing::FixCrc;
-using ::kaas::testing::FlipBit;
-using ::kaas::testing::OverwriteBigEndian32;
-using ::kaas::testing::StatusIs;
+using ::kaas::test::BatchBuilder;
+using ::kaas::test::FixCrc;
+using ::kaas::test::FlipBit;
+using ::kaas::test::OverwriteBigEndian32;
+using ::kaas::test::StatusIs;
 using ::testing::AnyOf;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;

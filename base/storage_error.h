@@ -1,4 +1,4 @@
-// File: storage/common/storage_error.h
+// File: base/storage_error.h
 //
 // The typed errors of the storage engine and how a broker maps them onto
 // Kafka protocol error codes.

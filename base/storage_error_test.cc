@@ -1,4 +1,4 @@
-#include "storage/common/storage_error.h"
+#include "base/storage_error.h"
 
 #include "absl/status/status.h"
 #include "gtest/gtest.h"
