@@ -21,6 +21,7 @@
 //   deleteRetentionMs  int64  [delete.retention.ms]  >= 0 (stored only)
 //   flushMessages      int64  [flush.messages]  as PartitionConfig says
 //   maxMessageBytes    int64  [max.message.bytes]  > 0
+//   validateRecords    bool   (no Kafka key)  decode every record on append
 //
 // The effective config of a partition is ALWAYS the engine default overlaid
 // with the file's overrides (never the partition's current config), so a

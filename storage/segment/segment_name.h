@@ -11,8 +11,8 @@
 // the name fences a deposed leader: a new leader always appends to a file of
 // its own epoch, so a late write by the old one never lands in its log.
 //
-// A file set aside by recovery (a deposed leader's segment, an unreadable
-// index) keeps its name with the suffix ".quarantined"; such files are never
+// A segment set aside by recovery (a deposed leader's, or one that does not
+// fit the log; damaged indexes are rebuilt, never set aside) keeps its name with the suffix ".quarantined"; such files are never
 // parsed as segments again.
 //
 // Thread-safety: pure functions.

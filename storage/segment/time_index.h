@@ -11,7 +11,7 @@
 // segment's largest timestamp grew). The segment adds an entry at the same
 // cadence as the offset index, and a final one when the segment is closed,
 // so the last entry of a closed segment holds the segment's largest
-// timestamp and the offset of the batch that carries it.
+// timestamp and the segment's last offset.
 //
 // On-disk format (".timeindex"): a sequence of 12-byte entries, no header:
 //   int64 big-endian  timestamp (ms)
