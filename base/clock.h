@@ -1,8 +1,12 @@
 // File: base/clock.h
 //
-// An injectable wall clock. The engine reads time only through a Clock so
-// that tests of time-based behaviour (segment.ms rolls, retention, producer
-// id expiry) run on a ManualClock instead of sleeping.
+// An injectable wall clock. Whatever the engine decides by what time it is
+// (segment.ms rolls, retention, producer id expiry, fence timestamps) reads
+// a Clock, so tests of that behaviour run on a ManualClock instead of
+// sleeping. Two other uses of time do not go through it, by design:
+// statistics measure elapsed time with a Stopwatch (base/stopwatch.h), and
+// the TimerThread's delays (fsync watchdog, re-arm probes, maintenance
+// ticks) run on real time, because they bound how long real I/O takes.
 //
 // Thread-safety: every Clock is safe for concurrent use.
 

@@ -6,7 +6,10 @@
 #   2. every package's production libraries depend only on the packages
 #      below it (a `bazel query` of their dependencies), so an arrow that
 #      runs upward fails even where the target it reaches is public;
-#   3. only the owners of files open them: calls that open files
+#   3. the engine's layers read the time only through base/clock.h's Clock
+#      (or base/stopwatch.h for statistics), so time-based behaviour is
+#      testable on a ManualClock;
+#   4. only the owners of files open them: calls that open files
 #      (OpenForRead / OpenForWrite) appear only in //fs, //storage/segment,
 #      //storage/metadata, //testing, //tools and //bench sources.
 # Prints one "layering: ok <what>" or "layering: FAIL <what>" line per check.
@@ -75,6 +78,21 @@ for entry in "${allowed_deps[@]}"; do
     status=1
   fi
 done
+
+# Direct reads of the real clock in the engine's layers (base implements
+# Clock, Stopwatch and the TimerThread; tools and benchmarks measure real
+# time on purpose).
+clock_offenders="$(git grep -nE 'absl::Now\(|GetCurrentTime|(system|steady|high_resolution)_clock::now|\btime\(nullptr\)|clock_gettime' \
+  -- '*.cc' '*.h' ':!*_test.cc' ':!third_party' |
+  grep -vE '^[^:]+:[0-9]+:[[:space:]]*//' |
+  grep -vE '^(base|tools|bench|testing|examples)/' || true)"
+if [[ -z "$clock_offenders" ]]; then
+  echo "layering: ok the engine reads time only through Clock or Stopwatch"
+else
+  echo "layering: FAIL real clock read outside base/clock.h and base/stopwatch.h:"
+  echo "$clock_offenders"
+  status=1
+fi
 
 # FileSystem::OpenForRead/OpenForWrite take a path (a non-empty argument
 # list; Segment::OpenForWrite() takes none). Comments and tests, which damage

@@ -6,9 +6,9 @@
 #include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "base/status_macros.h"
+#include "base/stopwatch.h"
 #include "base/storage_error.h"
 #include "glog/logging.h"
 #include "storage/batch/record_batch.h"
@@ -92,7 +92,7 @@ absl::StatusOr<AppendResult> MemoryPartition::Append(absl::string_view bytes,
     absl::ReaderMutexLock lock(&mu_);
     if (state_ != State::kLeading) return NotLedLocked();
   }
-  const absl::Time started = absl::Now();
+  const Stopwatch stopwatch;
   auto reject = [&](absl::Status status) {
     stats_->rejected_batches.fetch_add(1, std::memory_order_relaxed);
     return status;
@@ -141,7 +141,7 @@ absl::StatusOr<AppendResult> MemoryPartition::Append(absl::string_view bytes,
   stats_->appended_records.fetch_add(batch.record_count(),
                                      std::memory_order_relaxed);
   stats_->appended_bytes.fetch_add(bytes.size(), std::memory_order_relaxed);
-  stats_->append_latency.Record(absl::Now() - started);
+  stats_->append_latency.Record(stopwatch.Elapsed());
   return result;
 }
 
@@ -181,7 +181,7 @@ absl::StatusOr<int64_t> MemoryPartition::DeleteRecords(int64_t target) {
 absl::StatusOr<ReadResult> MemoryPartition::Read(int64_t offset,
                                                  size_t max_bytes,
                                                  Isolation isolation) {
-  const absl::Time started = absl::Now();
+  const Stopwatch stopwatch;
   ReadResult result;
   int64_t records = 0;
   {
@@ -216,7 +216,7 @@ absl::StatusOr<ReadResult> MemoryPartition::Read(int64_t offset,
   stats_->read_records.fetch_add(records, std::memory_order_relaxed);
   stats_->read_bytes.fetch_add(result.records.size(),
                                std::memory_order_relaxed);
-  stats_->read_latency.Record(absl::Now() - started);
+  stats_->read_latency.Record(stopwatch.Elapsed());
   return result;
 }
 

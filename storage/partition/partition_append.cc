@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
+#include "base/stopwatch.h"
 #include "base/storage_error.h"
 #include "glog/logging.h"
 #include "storage/batch/record_batch.h"
@@ -78,7 +79,8 @@ absl::StatusOr<AppendResult> Partition::AppendImpl(
   thread_local uint32_t appends_on_this_thread = 0;
   const bool timed = stats != nullptr &&
                      (appends_on_this_thread++ % kAppendLatencySampling) == 0;
-  const absl::Time started = timed ? absl::Now() : absl::InfinitePast();
+  std::optional<Stopwatch> stopwatch;
+  if (timed) stopwatch.emplace();
   auto reject = [&](absl::Status status) {
     if (stats != nullptr) {
       stats->rejected_batches.fetch_add(1, std::memory_order_relaxed);
@@ -162,7 +164,7 @@ absl::StatusOr<AppendResult> Partition::AppendImpl(
     stats->appended_records.fetch_add(batch.record_count(),
                                       std::memory_order_relaxed);
     stats->appended_bytes.fetch_add(bytes.size(), std::memory_order_relaxed);
-    if (timed) stats->append_latency.Record(absl::Now() - started);
+    if (stopwatch) stats->append_latency.Record(stopwatch->Elapsed());
   }
   return result;
 }

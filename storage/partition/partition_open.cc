@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "base/stopwatch.h"
 #include "base/storage_error.h"
 #include "fs/fs_util.h"
 #include "glog/logging.h"
@@ -26,11 +27,11 @@ absl::StatusOr<std::shared_ptr<Partition>> Partition::Open(
   KAAS_RETURN_IF_ERROR(config.Validate());
   OpenReport local_report;
   if (report == nullptr) report = &local_report;
-  absl::Time start = absl::Now();
+  const Stopwatch stopwatch;
   std::shared_ptr<Partition> partition(
       new Partition(runtime, std::move(dir), std::move(config), access));
   absl::Status status = partition->Recover(fences, report);
-  report->duration = absl::Now() - start;
+  report->duration = stopwatch.Elapsed();
   if (!status.ok()) {
     partition->Abandon();
     return status;

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
+#include "base/stopwatch.h"
 #include "base/storage_error.h"
 #include "storage/batch/record_batch.h"
 #include "storage/partition/batch_state.h"
@@ -75,7 +76,7 @@ Partition::ReadView Partition::TakeReadView() const {
 absl::StatusOr<ReadResult> Partition::Read(int64_t offset, size_t max_bytes,
                                            Isolation isolation) {
   KAAS_RETURN_IF_ERROR(CheckReadable());
-  absl::Time started = absl::Now();
+  const Stopwatch stopwatch;
   const ReadView view = TakeReadView();
   const SegmentList* segments = view.segments.get();
   ReadResult result;
@@ -155,7 +156,7 @@ absl::StatusOr<ReadResult> Partition::Read(int64_t offset, size_t max_bytes,
     stats->read_records.fetch_add(records, std::memory_order_relaxed);
     stats->read_bytes.fetch_add(result.records.size(),
                                 std::memory_order_relaxed);
-    stats->read_latency.Record(absl::Now() - started);
+    stats->read_latency.Record(stopwatch.Elapsed());
   }
   return result;
 }

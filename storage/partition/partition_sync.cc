@@ -15,6 +15,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/stopwatch.h"
 #include "base/storage_error.h"
 #include "fs/fs_util.h"
 #include "glog/logging.h"
@@ -173,7 +174,7 @@ void Partition::RunSync(uint64_t generation, CycleThread thread) {
     }
   }
 
-  absl::Time started = absl::Now();
+  const Stopwatch stopwatch;
   absl::Status status;
   for (const PendingSeal& seal : plan.seals) {
     status = seal.segment->DataSync();
@@ -183,7 +184,7 @@ void Partition::RunSync(uint64_t generation, CycleThread thread) {
   if (status.ok()) status = plan.active->DataSync();
   if (StorageStats* stats = runtime_.stats) {
     stats->fsyncs.fetch_add(1, std::memory_order_relaxed);
-    stats->fsync_latency.Record(absl::Now() - started);
+    stats->fsync_latency.Record(stopwatch.Elapsed());
     if (!status.ok()) {
       stats->fsync_failures.fetch_add(1, std::memory_order_relaxed);
     }

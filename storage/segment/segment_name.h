@@ -12,8 +12,9 @@
 // its own epoch, so a late write by the old one never lands in its log.
 //
 // A segment set aside by recovery (a deposed leader's, or one that does not
-// fit the log; damaged indexes are rebuilt, never set aside) keeps its name with the suffix ".quarantined"; such files are never
-// parsed as segments again.
+// fit the log; damaged indexes are rebuilt, never set aside) keeps its name
+// with the suffix ".quarantined"; such files are never parsed as segments
+// again.
 //
 // Thread-safety: pure functions.
 
