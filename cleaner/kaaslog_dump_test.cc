@@ -15,7 +15,7 @@
 #include "gtest/gtest.h"
 #include "storage/common/api_types.h"
 #include "storage/engine/disk_engine.h"
-#include "storage/engine/disk_engine_test_fixture.h"
+#include "storage/engine/disk_engine_testlib.h"
 #include "testing/batch_builder.h"
 #include "testing/status_matchers.h"
 

@@ -22,7 +22,7 @@
 #include "gtest/gtest.h"
 #include "storage/common/api_types.h"
 #include "storage/engine/disk_engine.h"
-#include "storage/engine/disk_engine_test_fixture.h"
+#include "storage/engine/disk_engine_testlib.h"
 #include "storage/engine/retention_host.h"
 #include "storage/engine/topic_config.h"
 #include "storage/partition/partition_config.h"

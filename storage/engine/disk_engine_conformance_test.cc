@@ -1,5 +1,5 @@
-// The engine conformance suite (storage/engine/engine_conformance.h) against
-// the DiskEngine, each test on a fresh data dir.
+// The engine conformance suite (storage/engine/engine_conformance_testlib.h)
+// against the DiskEngine, each test on a fresh data dir.
 #include <stdlib.h>
 
 #include <memory>
@@ -8,7 +8,7 @@
 #include "fs/fs_util.h"
 #include "gtest/gtest.h"
 #include "storage/engine/disk_engine.h"
-#include "storage/engine/engine_conformance.h"
+#include "storage/engine/engine_conformance_testlib.h"
 
 namespace kaas {
 namespace {

@@ -8,7 +8,7 @@
 #include "fs/fs_util.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "storage/engine/disk_engine_test_fixture.h"
+#include "storage/engine/disk_engine_testlib.h"
 #include "storage/engine/topic_identity.h"
 #include "storage/metadata/partition_files.h"
 #include "testing/batch_builder.h"

@@ -11,7 +11,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "placement/static_placement.h"
-#include "storage/engine/disk_engine_test_fixture.h"
+#include "storage/engine/disk_engine_testlib.h"
 #include "storage/engine/topic_config.h"
 #include "storage/engine/topic_identity.h"
 #include "testing/status_matchers.h"

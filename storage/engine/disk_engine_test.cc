@@ -9,7 +9,7 @@
 #include "fs/fs_util.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "storage/engine/disk_engine_test_fixture.h"
+#include "storage/engine/disk_engine_testlib.h"
 #include "testing/batch_builder.h"
 #include "testing/status_matchers.h"
 

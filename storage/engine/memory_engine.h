@@ -4,7 +4,7 @@
 // dev mode (a broker started without a data dir) and for tests of code
 // above the engine. It has the SAME observable semantics as the disk engine
 // (storage/engine/disk_engine.h) wherever the two can agree, and passes the
-// same conformance suite (storage/engine/engine_conformance.h):
+// same conformance suite (storage/engine/engine_conformance_testlib.h):
 //
 //   * offsets: contiguous, assigned by the engine (the producer's base
 //     offset is rewritten); batches are stored and read back byte-exact;

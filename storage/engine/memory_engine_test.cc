@@ -11,7 +11,7 @@
 #include "base/storage_error.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "storage/engine/engine_conformance.h"
+#include "storage/engine/engine_conformance_testlib.h"
 #include "testing/batch_builder.h"
 #include "testing/status_matchers.h"
 

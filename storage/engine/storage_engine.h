@@ -6,8 +6,8 @@
 //   * MemoryEngine (storage/engine/memory_engine.h): a dev-mode engine with
 //     the same observable semantics and no persistence (its header lists
 //     every difference).
-// One conformance suite (storage/engine/engine_conformance.h) runs against
-// both.
+// One conformance suite (storage/engine/engine_conformance_testlib.h) runs
+// against both.
 //
 // Leadership. A partition is served only while this engine leads it:
 // TakeOver(epoch) opens it (recovering it from disk) and makes it writable

@@ -12,7 +12,7 @@
 #include "absl/synchronization/mutex.h"
 #include "gtest/gtest.h"
 #include "storage/batch/record_batch.h"
-#include "storage/partition/partition_test_fixture.h"
+#include "storage/partition/partition_testlib.h"
 #include "testing/status_matchers.h"
 
 namespace kaas::partition {

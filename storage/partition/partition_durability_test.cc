@@ -12,7 +12,7 @@
 #include "base/storage_error.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "storage/partition/partition_test_fixture.h"
+#include "storage/partition/partition_testlib.h"
 #include "testing/status_matchers.h"
 
 namespace kaas::partition {

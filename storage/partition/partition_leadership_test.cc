@@ -12,7 +12,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "storage/metadata/partition_files.h"
-#include "storage/partition/partition_test_fixture.h"
+#include "storage/partition/partition_testlib.h"
 #include "storage/segment/segment_name.h"
 #include "testing/status_matchers.h"
 

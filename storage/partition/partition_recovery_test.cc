@@ -17,7 +17,7 @@
 #include "storage/batch/record_batch.h"
 #include "storage/metadata/metadata_file.h"
 #include "storage/metadata/partition_files.h"
-#include "storage/partition/partition_test_fixture.h"
+#include "storage/partition/partition_testlib.h"
 #include "testing/status_matchers.h"
 
 namespace kaas::partition {

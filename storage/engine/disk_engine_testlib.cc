@@ -1,4 +1,4 @@
-#include "storage/engine/disk_engine_test_fixture.h"
+#include "storage/engine/disk_engine_testlib.h"
 
 #include "fs/fs_util.h"
 #include "fs/posix_file_system.h"

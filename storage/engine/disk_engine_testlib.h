@@ -1,10 +1,10 @@
-// File: storage/engine/disk_engine_test_fixture.h
+// File: storage/engine/disk_engine_testlib.h
 //
 // A DiskEngine over a scratch data dir (and optional extra log dirs), on the
 // real filesystem wrapped by the fault-injecting one, with a manual clock.
 
-#ifndef KAAS_STORAGE_ENGINE_DISK_ENGINE_TEST_FIXTURE_H_
-#define KAAS_STORAGE_ENGINE_DISK_ENGINE_TEST_FIXTURE_H_
+#ifndef KAAS_STORAGE_ENGINE_DISK_ENGINE_TESTLIB_H_
+#define KAAS_STORAGE_ENGINE_DISK_ENGINE_TESTLIB_H_
 
 #include <memory>
 #include <string>
@@ -60,4 +60,4 @@ class DiskEngineTest : public ::testing::Test {
 
 }  // namespace kaas
 
-#endif  // KAAS_STORAGE_ENGINE_DISK_ENGINE_TEST_FIXTURE_H_
+#endif  // KAAS_STORAGE_ENGINE_DISK_ENGINE_TESTLIB_H_

@@ -1,12 +1,12 @@
-// File: storage/partition/partition_test_fixture.h
+// File: storage/partition/partition_testlib.h
 //
 // A test fixture for the partition layer: a partition directory under a
 // scratch dir, the real filesystem wrapped by the fault-injecting one, an I/O
 // pool, a timer thread, a manual clock, and helpers to build batches and to
 // reopen after a simulated crash.
 
-#ifndef KAAS_STORAGE_PARTITION_PARTITION_TEST_FIXTURE_H_
-#define KAAS_STORAGE_PARTITION_PARTITION_TEST_FIXTURE_H_
+#ifndef KAAS_STORAGE_PARTITION_PARTITION_TESTLIB_H_
+#define KAAS_STORAGE_PARTITION_PARTITION_TESTLIB_H_
 
 #include <cstdint>
 #include <memory>
@@ -98,4 +98,4 @@ class PartitionTest : public ::testing::Test {
 
 }  // namespace kaas::partition
 
-#endif  // KAAS_STORAGE_PARTITION_PARTITION_TEST_FIXTURE_H_
+#endif  // KAAS_STORAGE_PARTITION_PARTITION_TESTLIB_H_

@@ -1,13 +1,13 @@
-// File: storage/engine/engine_conformance.h
+// File: storage/engine/engine_conformance_testlib.h
 //
 // The conformance suite every StorageEngine passes: the observable contract
 // of storage/engine/storage_engine.h, written only against that interface
 // (googletest's "abstract test" pattern). The tests live in
-// engine_conformance.cc, compiled into a testonly library with alwayslink;
-// an engine runs them by instantiating the suite with a factory in its own
-// test file:
+// engine_conformance_testlib.cc, compiled into a testonly library with
+// alwayslink; an engine runs them by instantiating the suite with a factory in
+// its own test file:
 //
-//   #include "storage/engine/engine_conformance.h"
+//   #include "storage/engine/engine_conformance_testlib.h"
 //
 //   INSTANTIATE_TEST_SUITE_P(
 //       Memory, EngineConformanceTest,
@@ -29,8 +29,8 @@
 //
 // Thread-safety: a test fixture; tests that start threads join them.
 
-#ifndef KAAS_STORAGE_ENGINE_ENGINE_CONFORMANCE_H_
-#define KAAS_STORAGE_ENGINE_ENGINE_CONFORMANCE_H_
+#ifndef KAAS_STORAGE_ENGINE_ENGINE_CONFORMANCE_TESTLIB_H_
+#define KAAS_STORAGE_ENGINE_ENGINE_CONFORMANCE_TESTLIB_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -112,4 +112,4 @@ class EngineConformanceTest : public ::testing::TestWithParam<EngineFactory> {
 
 }  // namespace kaas
 
-#endif  // KAAS_STORAGE_ENGINE_ENGINE_CONFORMANCE_H_
+#endif  // KAAS_STORAGE_ENGINE_ENGINE_CONFORMANCE_TESTLIB_H_

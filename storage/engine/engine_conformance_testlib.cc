@@ -1,7 +1,7 @@
-// The StorageEngine conformance suite (see engine_conformance.h). Every test
-// uses only the StorageEngine interface.
+// The StorageEngine conformance suite (see engine_conformance_testlib.h). Every
+// test uses only the StorageEngine interface.
 
-#include "storage/engine/engine_conformance.h"
+#include "storage/engine/engine_conformance_testlib.h"
 
 #include <algorithm>
 #include <atomic>

@@ -1,4 +1,4 @@
-#include "storage/partition/partition_test_fixture.h"
+#include "storage/partition/partition_testlib.h"
 
 #include <algorithm>
 #include <utility>
