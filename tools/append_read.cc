@@ -211,9 +211,6 @@ absl::StatusOr<int64_t> TakeOverAtFlagEpoch(DiskEngine& engine,
 
 int RunAppend(const CommandLine& command_line) {
   const Subcommand& self = AppendSubcommand();
-  if (!command_line.positional.empty()) {
-    return UsageError(self, "append takes no positional arguments");
-  }
   absl::StatusOr<TopicPartition> tp = FlagTopicPartition();
   if (!tp.ok()) return UsageError(self, tp.status().message());
   std::string acks_flag = absl::GetFlag(FLAGS_acks);
@@ -278,9 +275,6 @@ int RunAppend(const CommandLine& command_line) {
 
 int RunRead(const CommandLine& command_line) {
   const Subcommand& self = ReadSubcommand();
-  if (!command_line.positional.empty()) {
-    return UsageError(self, "read takes no positional arguments");
-  }
   absl::StatusOr<TopicPartition> tp = FlagTopicPartition();
   if (!tp.ok()) return UsageError(self, tp.status().message());
   std::string isolation_flag = absl::GetFlag(FLAGS_isolation);
@@ -401,8 +395,8 @@ const Subcommand& AppendSubcommand() {
         "minimum or above --max_batch_bytes loses the framing: it gets an "
         "error\n"
         "line and the rest of the input is ignored. The partition is\n"
-        "relinquished at the end, so everything appended is persisted.\n"
-        "Exit status: 0 all batches appended, 1 any batch failed, 2 usage.\n";
+        "relinquished at the end, so everything appended is persisted.\n";
+    subcommand->exit_status = "0 all batches appended, 1 any batch failed";
     subcommand->flags = {"data_dir", "topic", "partition",
                          "epoch",    "acks",  "max_batch_bytes"};
     subcommand->run = RunAppend;
@@ -429,8 +423,8 @@ const Subcommand& ReadSubcommand() {
         "--isolation=read_committed)\n"
         "in 1 MiB fetches; --max_bytes=N makes it exactly one fetch. With\n"
         "read_committed the aborted transactions of the range are printed to\n"
-        "stderr, one line each. A summary line goes to stderr.\n"
-        "Exit status: 0 ok, 1 error (e.g. OFFSET_OUT_OF_RANGE), 2 usage.\n";
+        "stderr, one line each. A summary line goes to stderr.\n";
+    subcommand->exit_status = "0 ok, 1 error (e.g. OFFSET_OUT_OF_RANGE)";
     subcommand->flags = {"data_dir", "topic",     "partition",
                          "offset",   "max_bytes", "isolation"};
     subcommand->run = RunRead;

@@ -84,6 +84,19 @@ std::string Wrap(absl::string_view text, size_t width,
   return wrapped;
 }
 
+absl::Status CheckPositional(const Subcommand& subcommand,
+                             const std::vector<std::string>& positional) {
+  const size_t expected = subcommand.positional_arguments;
+  if (positional.size() == expected) return absl::OkStatus();
+  if (expected == 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(subcommand.name, " takes no positional arguments"));
+  }
+  CHECK_EQ(expected, 1u) << "only one positional argument is supported";
+  return absl::InvalidArgumentError(absl::StrCat(
+      subcommand.name, " takes exactly one ", subcommand.arguments));
+}
+
 }  // namespace
 
 absl::StatusOr<CommandLine> ParseArguments(
@@ -154,6 +167,8 @@ absl::StatusOr<CommandLine> ParseArguments(
     }
     result.specified.insert(name);
   }
+  absl::Status positional = CheckPositional(subcommand, result.positional);
+  if (!positional.ok()) return positional;
   return result;
 }
 
@@ -166,6 +181,13 @@ std::string SubcommandHelp(const Subcommand& subcommand) {
   if (!subcommand.details.empty()) {
     absl::StrAppend(&help, "\n", subcommand.details);
     if (help.back() != '\n') help.push_back('\n');
+  }
+  if (!subcommand.exit_status.empty()) {
+    absl::StrAppend(&help,
+                    Wrap(absl::StrCat("Exit status: ", subcommand.exit_status,
+                                      ", 2 usage."),
+                         78, ""),
+                    "\n");
   }
   if (!subcommand.flags.empty()) {
     absl::StrAppend(&help, "\nFlags:\n");

@@ -57,12 +57,18 @@ struct CommandLine {
 
 struct Subcommand {
   std::string name;
-  // Positional arguments for the synopsis, e.g. "PATH".
+  // Positional arguments for the synopsis, e.g. "PATH" or "< BATCHES".
   std::string arguments;
+  // How many positional arguments the command line must give: 0, or 1 (the
+  // one `arguments` names).
+  int positional_arguments = 0;
   // One line for `kaaslog --help`.
   std::string summary;
   // The body of `kaaslog NAME --help` (paragraphs, already wrapped).
   std::string details;
+  // What each exit code means for this subcommand, e.g. "0 ok, 1 a scenario
+  // failed" (help adds "2 usage").
+  std::string exit_status;
   // The absl flags this subcommand accepts.
   std::vector<std::string> flags;
   // Defaults this subcommand uses instead of the flags' own (when the flag
@@ -79,9 +85,11 @@ struct Subcommand {
 };
 
 // Parses `args` (the arguments after the subcommand name) against the flags
-// `subcommand` accepts, setting those flags. Errors (unknown or foreign flag,
-// missing or invalid value) are InvalidArgument with a message naming the
-// flag. Does not parse when a help flag is present: returns help = true.
+// `subcommand` accepts, setting those flags, and checks the number of
+// positional arguments. Errors (unknown or foreign flag, missing or invalid
+// value, wrong number of arguments) are InvalidArgument with a message
+// naming the flag or the arguments expected. Does not parse when a help flag is
+// present: returns help = true.
 absl::StatusOr<CommandLine> ParseArguments(
     const Subcommand& subcommand, const std::vector<std::string>& args);
 

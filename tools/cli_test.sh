@@ -45,6 +45,28 @@ test_subcommand_help_lists_its_flags_with_defaults() {
   expect_out '^  --format \(default "table"\)'
 }
 
+test_help_ends_with_what_each_exit_status_means() {
+  for subcommand in "${SUBCOMMANDS[@]}"; do
+    kaaslog "${subcommand}" --help
+    expect_out "^Exit status: 0 "
+    expect_out "2 usage\.$"
+  done
+}
+
+test_a_wrong_number_of_positional_arguments_exits_2() {
+  for subcommand in demo bench append read; do
+    kaaslog "${subcommand}" stray
+    expect_rc 2
+    expect_err "kaaslog ${subcommand}: ${subcommand} takes no positional arguments"
+  done
+  kaaslog dump
+  expect_rc 2
+  expect_err "dump takes exactly one PATH"
+  kaaslog verify a b
+  expect_rc 2
+  expect_err "verify takes exactly one DATA_DIR"
+}
+
 test_unknown_subcommand_exits_2() {
   kaaslog frobnicate
   expect_rc 2

@@ -30,7 +30,7 @@
 
 ABSL_FLAG(bool, records, false,
           "Also print each record (offset, timestamp, key, value, headers) "
-          "of uncompressed batches.");
+          "of every batch, compressed ones decompressed.");
 ABSL_FLAG(bool, indexes, false,
           "Print every entry of the .index and .timeindex files (otherwise a "
           "directory dump prints one summary line per index file).");
@@ -273,9 +273,6 @@ class Dumper {
 
 int RunDump(const CommandLine& command_line) {
   const Subcommand& self = DumpSubcommand();
-  if (command_line.positional.size() != 1) {
-    return UsageError(self, "dump takes exactly one PATH");
-  }
   int64_t print_limit = absl::GetFlag(FLAGS_print_limit);
   if (print_limit < 0) return UsageError(self, "--print_limit must be >= 0");
   LogDumpOptions options;
@@ -295,6 +292,7 @@ const Subcommand& DumpSubcommand() {
     auto* subcommand = new Subcommand;
     subcommand->name = "dump";
     subcommand->arguments = "PATH";
+    subcommand->positional_arguments = 1;
     subcommand->summary =
         "Decode a partition dir (or a topic or data dir) or one file.";
     subcommand->details =
@@ -307,10 +305,10 @@ const Subcommand& DumpSubcommand() {
         "index files (.index, .timeindex) are decoded to text. A directory is\n"
         "dumped file by file (metadata, then segments in offset order), and\n"
         "its subdirectories after it. Opens files read-only; changes\n"
-        "nothing.\n"
-        "Exit status: 0 everything decoded, 1 damage found (CRC mismatch, "
-        "torn\n"
-        "tail, unreadable or missing file), 2 usage.\n";
+        "nothing.\n";
+    subcommand->exit_status =
+        "0 everything decoded, 1 damage found (CRC mismatch, torn tail, "
+        "unreadable or missing file)";
     subcommand->flags = {"records", "indexes", "print_limit"};
     subcommand->run = RunDump;
     return subcommand;

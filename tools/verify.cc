@@ -177,9 +177,6 @@ absl::StatusOr<std::unique_ptr<DiskEngine>> InspectingEngine(
 
 int RunVerify(const CommandLine& command_line) {
   const Subcommand& self = VerifySubcommand();
-  if (command_line.positional.size() != 1) {
-    return UsageError(self, "verify takes exactly one DATA_DIR");
-  }
   const std::string& data_dir = command_line.positional[0];
   ReadOnlyFileSystem read_only(fs::PosixFileSystem::Default());
   absl::StatusOr<fs::FileInfo> info = read_only.Stat(data_dir);
@@ -236,6 +233,7 @@ const Subcommand& VerifySubcommand() {
     auto* subcommand = new Subcommand;
     subcommand->name = "verify";
     subcommand->arguments = "DATA_DIR";
+    subcommand->positional_arguments = 1;
     subcommand->summary =
         "Check every partition of a data dir without changing anything.";
     subcommand->details =
@@ -256,10 +254,9 @@ const Subcommand& VerifySubcommand() {
         "recovers it when opening it (DiskEngine::RecoverPartition), closed\n"
         "segments' damaged indexes are rebuilt, what was done is reported, "
         "and\n"
-        "the data dir is checked again.\n"
-        "Exit status: 0 no problems (after repair, with --repair), 1 "
-        "problems,\n"
-        "2 usage.\n";
+        "the data dir is checked again.\n";
+    subcommand->exit_status =
+        "0 no problems (after repair, with --repair), 1 problems";
     subcommand->flags = {"repair"};
     subcommand->run = RunVerify;
     return subcommand;
