@@ -79,33 +79,33 @@ for entry in "${allowed_deps[@]}"; do
   fi
 done
 
-# Direct reads of the real clock in the engine's layers (base implements
-# Clock, Stopwatch and the TimerThread; tools and benchmarks measure real
-# time on purpose).
-clock_offenders="$(git grep -nE 'absl::Now\(|GetCurrentTime|(system|steady|high_resolution)_clock::now|\btime\(nullptr\)|clock_gettime' \
-  -- '*.cc' '*.h' ':!*_test.cc' ':!third_party' |
-  grep -vE '^[^:]+:[0-9]+:[[:space:]]*//' |
-  grep -vE '^(base|tools|bench|testing|examples)/' || true)"
-if [[ -z "$clock_offenders" ]]; then
-  echo "layering: ok the engine reads time only through Clock or Stopwatch"
-else
-  echo "layering: FAIL real clock read outside base/clock.h and base/stopwatch.h:"
-  echo "$clock_offenders"
-  status=1
-fi
+# check_only_in WHAT PATTERN ALLOWED_DIRS: lines of production sources (not
+# tests, not comments) that match the extended regex PATTERN may appear only
+# under the directories of the regex ALLOWED_DIRS.
+check_only_in() {
+  local what="$1" pattern="$2" allowed="$3" offenders
+  offenders="$(git grep -nE "$pattern" -- '*.cc' '*.h' ':!*_test.cc' \
+    ':!third_party' | grep -vE '^[^:]+:[0-9]+:[[:space:]]*//' |
+    grep -vE "^($allowed)/" || true)"
+  if [[ -z "$offenders" ]]; then
+    echo "layering: ok $what"
+  else
+    echo "layering: FAIL not true that $what:"
+    echo "$offenders"
+    status=1
+  fi
+}
+
+# Direct reads of the real clock (base implements Clock, Stopwatch and the
+# TimerThread; tools and benchmarks measure real time on purpose).
+check_only_in "the engine reads time only through Clock or Stopwatch" \
+  'absl::Now\(|GetCurrentTime|(system|steady|high_resolution)_clock::now|\btime\(nullptr\)|clock_gettime' \
+  'base|tools|bench|testing|examples'
 
 # FileSystem::OpenForRead/OpenForWrite take a path (a non-empty argument
-# list; Segment::OpenForWrite() takes none). Comments and tests, which damage
-# files on purpose, are not production code paths.
-offenders="$(git grep -nE '\bOpenFor(Read|Write)\([^)]' -- '*.cc' '*.h' \
-  ':!*_test.cc' | grep -vE '^[^:]+:[0-9]+:[[:space:]]*//' |
-  grep -vE '^(fs|storage/segment|storage/metadata|testing|tools|bench)/' || true)"
-if [[ -z "$offenders" ]]; then
-  echo "layering: ok files are opened only by their owning layers"
-else
-  echo "layering: FAIL files opened outside their owning layers:"
-  echo "$offenders"
-  status=1
-fi
+# list; Segment::OpenForWrite() takes none). Tests damage files on purpose.
+check_only_in "files are opened only by their owning layers" \
+  '\bOpenFor(Read|Write)\([^)]' \
+  'fs|storage/segment|storage/metadata|testing|tools|bench'
 
 exit "$status"
