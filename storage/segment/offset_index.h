@@ -74,17 +74,12 @@ class OffsetIndex : public SparseIndex<OffsetIndexFormat> {
   // How many entries have a position below `position`.
   size_t CountBelowPosition(uint64_t position) const;
 
-  struct Decoded;
+  using Decoded = DecodedIndex<OffsetIndex>;
   // Decodes an .index file of a segment whose log is `log_size` bytes long.
   // Never fails: keeps the longest valid prefix, and sets `problem` to a
   // precise description of the first invalid part (empty if none).
   static Decoded Decode(int64_t base_offset, absl::string_view bytes,
                         uint64_t log_size);
-};
-
-struct OffsetIndex::Decoded {
-  OffsetIndex index;
-  std::string problem;  // empty when the whole file was valid
 };
 
 }  // namespace kaas::segment

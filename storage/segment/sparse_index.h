@@ -38,6 +38,15 @@
 
 namespace kaas::segment {
 
+// What decoding an index file gives: the longest valid prefix of its
+// entries, and a precise description of the first invalid part (empty when
+// the whole file was valid).
+template <typename Index>
+struct DecodedIndex {
+  Index index;
+  std::string problem;
+};
+
 template <typename Format>
 class SparseIndex {
  public:

@@ -75,18 +75,13 @@ class TimeIndex : public SparseIndex<TimeIndexFormat> {
   // How many entries have an offset below `offset`.
   size_t CountBelowOffset(int64_t offset) const;
 
-  struct Decoded;
+  using Decoded = DecodedIndex<TimeIndex>;
   // Decodes a .timeindex file of a segment whose next offset (one past its
   // last batch) is `next_offset`; entries at or past it, below the base, or
   // not increasing in both fields are invalid. Never fails: keeps the longest
   // valid prefix and sets `problem` (see OffsetIndex::Decode).
   static Decoded Decode(int64_t base_offset, absl::string_view bytes,
                         int64_t next_offset);
-};
-
-struct TimeIndex::Decoded {
-  TimeIndex index;
-  std::string problem;  // empty when the whole file was valid
 };
 
 }  // namespace kaas::segment
