@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_split.h"
 #include "bench/test_json.h"
+#include "fs/file_util.h"
 #include "fs/fs_util.h"
 #include "fs/posix_file_system.h"
 #include "gmock/gmock.h"

@@ -42,10 +42,6 @@ class NullFileSystem final : public fs::FileSystem {
   NullFileSystem(const NullFileSystem&) = delete;
   NullFileSystem& operator=(const NullFileSystem&) = delete;
 
-  absl::StatusOr<std::unique_ptr<fs::ReadableFile>> OpenForRead(
-      const std::string& path) override;
-  absl::StatusOr<std::unique_ptr<fs::WritableFile>> OpenForWrite(
-      const std::string& path, fs::OpenMode mode) override;
   absl::Status SyncDir(const std::string& dir) override;
   absl::Status Rename(const std::string& from, const std::string& to) override;
   absl::Status Unlink(const std::string& path) override;
@@ -57,14 +53,20 @@ class NullFileSystem final : public fs::FileSystem {
   // 1 TiB total, all of it free.
   absl::StatusOr<fs::VolumeSpace> GetVolumeSpace(
       const std::string& path) override;
-  // An in-memory lock table (one holder per path).
-  absl::StatusOr<std::unique_ptr<fs::FileLock>> LockFile(
-      const std::string& path) override;
 
   // The contents of a file and its size; shared by its open handles.
   struct FileData;
 
  private:
+  // Opening is private, as in fs::FileSystem (fs/file_opener.h).
+  absl::StatusOr<std::unique_ptr<fs::ReadableFile>> OpenForRead(
+      const std::string& path) override;
+  absl::StatusOr<std::unique_ptr<fs::WritableFile>> OpenForWrite(
+      const std::string& path, fs::OpenMode mode) override;
+  // An in-memory lock table (one holder per path).
+  absl::StatusOr<std::unique_ptr<fs::FileLock>> LockFile(
+      const std::string& path) override;
+
   class Lock;
 
   struct Node {

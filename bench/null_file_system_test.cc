@@ -6,6 +6,8 @@
 
 #include "bench/bench_engine.h"
 #include "bench/workload_batch.h"
+#include "fs/file_opener.h"
+#include "fs/file_util.h"
 #include "fs/fs_util.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -21,9 +23,9 @@ using ::testing::ElementsAre;
 TEST(NullFileSystem, SegmentLogsDiscardTheirBytes) {
   NullFileSystem fs;
   ASSERT_OK(fs.CreateDirs("/d"));
-  ASSERT_OK_AND_ASSIGN(
-      std::unique_ptr<fs::WritableFile> log,
-      fs.OpenForWrite("/d/0.log", fs::OpenMode::kCreateExclusive));
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<fs::WritableFile> log,
+                       fs::FileOpener::OpenForWrite(
+                           fs, "/d/0.log", fs::OpenMode::kCreateExclusive));
   ASSERT_OK(log->Append("hello"));
   ASSERT_OK(log->WriteAt(100, "x"));
   ASSERT_OK(log->DataSync());
@@ -41,9 +43,9 @@ TEST(NullFileSystem, OtherFilesKeepTheirBytes) {
   ASSERT_OK(fs::AtomicReplaceFile(fs, "/d/manifest", "contents"));
   EXPECT_THAT(fs::ReadFileToString(fs, "/d/manifest"),
               ::kaas::test::IsOkAndHolds(std::string("contents")));
-  ASSERT_OK_AND_ASSIGN(
-      std::unique_ptr<fs::WritableFile> file,
-      fs.OpenForWrite("/d/manifest", fs::OpenMode::kMustExist));
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<fs::WritableFile> file,
+                       fs::FileOpener::OpenForWrite(fs, "/d/manifest",
+                                                    fs::OpenMode::kMustExist));
   ASSERT_OK(file->Append("+more"));
   ASSERT_OK(file->Truncate(10));
   EXPECT_THAT(fs::ReadFileToString(fs, "/d/manifest"),
@@ -52,17 +54,21 @@ TEST(NullFileSystem, OtherFilesKeepTheirBytes) {
 
 TEST(NullFileSystem, NamespaceFollowsTheSeamContract) {
   NullFileSystem fs;
-  EXPECT_THAT(
-      fs.OpenForWrite("/missing/f", fs::OpenMode::kCreateIfMissing).status(),
-      StatusIs(absl::StatusCode::kNotFound, ::testing::_));
+  EXPECT_THAT(fs::FileOpener::OpenForWrite(fs, "/missing/f",
+                                           fs::OpenMode::kCreateIfMissing)
+                  .status(),
+              StatusIs(absl::StatusCode::kNotFound, ::testing::_));
   ASSERT_OK(fs.CreateDirs("/a/b/"));
   ASSERT_OK(fs::AtomicReplaceFile(fs, "/a/b/x", "1"));
   ASSERT_OK(fs::AtomicReplaceFile(fs, "/a/b-sibling", "2"));
   EXPECT_THAT(
-      fs.OpenForWrite("/a/b/x", fs::OpenMode::kCreateExclusive).status(),
+      fs::FileOpener::OpenForWrite(fs, "/a/b/x", fs::OpenMode::kCreateExclusive)
+          .status(),
       StatusIs(absl::StatusCode::kAlreadyExists, ::testing::_));
-  EXPECT_THAT(fs.OpenForWrite("/a/b/y", fs::OpenMode::kMustExist).status(),
-              StatusIs(absl::StatusCode::kNotFound, ::testing::_));
+  EXPECT_THAT(
+      fs::FileOpener::OpenForWrite(fs, "/a/b/y", fs::OpenMode::kMustExist)
+          .status(),
+      StatusIs(absl::StatusCode::kNotFound, ::testing::_));
   EXPECT_THAT(fs.ListDir("/a"),
               ::kaas::test::IsOkAndHolds(ElementsAre("b", "b-sibling")));
   EXPECT_THAT(fs.ListDir("/"), ::kaas::test::IsOkAndHolds(ElementsAre("a")));
@@ -85,9 +91,9 @@ TEST(NullFileSystem, NamespaceFollowsTheSeamContract) {
 
 TEST(NullFileSystem, ClosedHandlesFail) {
   NullFileSystem fs;
-  ASSERT_OK_AND_ASSIGN(
-      std::unique_ptr<fs::WritableFile> file,
-      fs.OpenForWrite("/f.log", fs::OpenMode::kCreateIfMissing));
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<fs::WritableFile> file,
+                       fs::FileOpener::OpenForWrite(
+                           fs, "/f.log", fs::OpenMode::kCreateIfMissing));
   ASSERT_OK(file->Close());
   EXPECT_THAT(file->Append("x"),
               StatusIs(absl::StatusCode::kFailedPrecondition, ::testing::_));

@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "fs/file_opener.h"
 #include "fs/fs_util.h"
 
 namespace kaas::bench {
@@ -46,8 +47,9 @@ absl::Status SyncFilesUnder(fs::FileSystem& fs, const std::string& root,
       KAAS_RETURN_IF_ERROR(SyncFilesUnder(fs, path, cache));
       continue;
     }
-    KAAS_ASSIGN_OR_RETURN(std::unique_ptr<fs::WritableFile> file,
-                          fs.OpenForWrite(path, fs::OpenMode::kMustExist));
+    KAAS_ASSIGN_OR_RETURN(
+        std::unique_ptr<fs::WritableFile> file,
+        fs::FileOpener::OpenForWrite(fs, path, fs::OpenMode::kMustExist));
     KAAS_RETURN_IF_ERROR(file->Sync());
     KAAS_RETURN_IF_ERROR(file->Close());
     if (cache == CacheState::kCold) {

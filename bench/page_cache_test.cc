@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "fs/file_util.h"
 #include "fs/fs_util.h"
 #include "fs/posix_file_system.h"
 #include "gmock/gmock.h"

@@ -11,6 +11,7 @@
 #include "bench/latency_summary.h"
 #include "bench/page_cache.h"
 #include "bench/workload_batch.h"
+#include "fs/file_opener.h"
 #include "fs/fs_util.h"
 
 namespace kaas::bench {
@@ -27,7 +28,7 @@ absl::StatusOr<absl::Duration> ReadSequentially(fs::FileSystem& fs,
   std::unique_ptr<char[]> buffer(new char[block_bytes]);
   const absl::Time start = absl::Now();
   KAAS_ASSIGN_OR_RETURN(std::unique_ptr<fs::ReadableFile> file,
-                        fs.OpenForRead(path));
+                        fs::FileOpener::OpenForRead(fs, path));
   uint64_t offset = 0;
   while (offset < bytes) {
     const size_t want =
@@ -49,8 +50,9 @@ absl::Status MeasureSequential(fs::FileSystem& fs, const RawBaselineSpec& spec,
   const std::string block = IncompressibleBytes(spec.block_bytes, /*seed=*/2);
   {
     const absl::Time start = absl::Now();
-    KAAS_ASSIGN_OR_RETURN(std::unique_ptr<fs::WritableFile> file,
-                          fs.OpenForWrite(path, fs::OpenMode::kTruncate));
+    KAAS_ASSIGN_OR_RETURN(
+        std::unique_ptr<fs::WritableFile> file,
+        fs::FileOpener::OpenForWrite(fs, path, fs::OpenMode::kTruncate));
     uint64_t written = 0;
     while (written < spec.sequential_bytes) {
       const size_t n = static_cast<size_t>(
@@ -87,8 +89,9 @@ absl::StatusOr<SyncedAppendRate> MeasureSyncedAppendRate(fs::FileSystem& fs,
         write_bytes, " bytes per write"));
   }
   const std::string path = fs::JoinPath(dir, "fdatasync.raw");
-  KAAS_ASSIGN_OR_RETURN(std::unique_ptr<fs::WritableFile> file,
-                        fs.OpenForWrite(path, fs::OpenMode::kTruncate));
+  KAAS_ASSIGN_OR_RETURN(
+      std::unique_ptr<fs::WritableFile> file,
+      fs::FileOpener::OpenForWrite(fs, path, fs::OpenMode::kTruncate));
   const std::string record = IncompressibleBytes(write_bytes, /*seed=*/1);
   std::vector<int64_t> latencies;
   const absl::Time start = absl::Now();

@@ -24,6 +24,8 @@
 #include "base/timer_thread.h"
 #include "bench/workload_batch.h"
 #include "benchmark/benchmark.h"
+#include "fs/file_opener.h"
+#include "fs/file_util.h"
 #include "fs/fs_util.h"
 #include "fs/posix_file_system.h"
 #include "fs/test_util.h"
@@ -118,7 +120,8 @@ class CrashedPartitions {
     for (const std::string& name : *names) {
       std::string path = fs::JoinPath(crashed.dir, name);
       if (absl::EndsWith(name, ".log")) {
-        auto file = fs.OpenForWrite(path, fs::OpenMode::kMustExist);
+        auto file =
+            fs::FileOpener::OpenForWrite(fs, path, fs::OpenMode::kMustExist);
         CHECK(file.ok()) << file.status();
         CHECK((*file)->DataSync().ok());
         continue;

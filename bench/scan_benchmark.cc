@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "bench/workload_batch.h"
 #include "benchmark/benchmark.h"
+#include "fs/file_opener.h"
 #include "fs/fs_util.h"
 #include "fs/posix_file_system.h"
 #include "fs/test_util.h"
@@ -64,7 +65,7 @@ class ScanFiles {
 
 void BM_ScanLog(benchmark::State& state, const BatchShape& shape) {
   fs::FileSystem& fs = *fs::PosixFileSystem::Default();
-  auto file = fs.OpenForRead(ScanFiles::Get().PathFor(shape));
+  auto file = fs::FileOpener::OpenForRead(fs, ScanFiles::Get().PathFor(shape));
   CHECK(file.ok()) << file.status();
   segment::ScanOptions options;
   options.buffer_bytes = static_cast<size_t>(state.range(0)) << 10;

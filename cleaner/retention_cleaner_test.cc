@@ -18,6 +18,7 @@
 #include "base/clock.h"
 #include "base/storage_error.h"
 #include "fs/fs_util.h"
+#include "fs/test_util.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "storage/common/api_types.h"
@@ -111,7 +112,7 @@ class RetentionCleanerTest : public DiskEngineTest {
                         const std::string& topic = kTp.topic) {
     std::string dir = fs::JoinPath(data_dir(), topic);
     ASSERT_OK(fs::CreateDirsDurably(fs(), dir));
-    ASSERT_OK(fs::AtomicReplaceFile(
+    ASSERT_OK(fs::ReplaceFileDurably(
         fs(), fs::JoinPath(dir, kTopicConfigFileName), json));
   }
 

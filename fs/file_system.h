@@ -149,15 +149,18 @@ struct VolumeSpace {
   uint64_t free_bytes = 0;  // available to this (unprivileged) process
 };
 
+// Everyone holding a FileSystem may list, create and remove directories,
+// rename and unlink entries, Stat and sync directories. Opening a file (and
+// creating a lock file) is private: only fs::FileOpener (fs/file_opener.h)
+// may do it, and that target is visible only to the owners of files (the
+// segment and metadata layers, the engine's small-file unit, tools, bench
+// and testing; docs/ARCHITECTURE.md lists them). So the partition layer, the
+// cleaner and placement cannot open a file even by mistake: the dependency
+// fails with "is not visible", and a clang build with layering_check refuses
+// the include.
 class FileSystem {
  public:
   virtual ~FileSystem() = default;
-
-  virtual absl::StatusOr<std::unique_ptr<ReadableFile>> OpenForRead(
-      const std::string& path) = 0;
-
-  virtual absl::StatusOr<std::unique_ptr<WritableFile>> OpenForWrite(
-      const std::string& path, OpenMode mode) = 0;
 
   // fsync of a directory: makes its entries (creates, renames, unlinks)
   // durable.
@@ -200,6 +203,19 @@ class FileSystem {
   // Total and free bytes of the volume holding `path` (statvfs).
   virtual absl::StatusOr<VolumeSpace> GetVolumeSpace(
       const std::string& path) = 0;
+
+ private:
+  friend class FileOpener;
+  friend class FileSystemWrapper;
+
+  // A read handle on the regular file `path` (see "What the seam refuses").
+  virtual absl::StatusOr<std::unique_ptr<ReadableFile>> OpenForRead(
+      const std::string& path) = 0;
+
+  // A read-write handle on the regular file `path`, created, truncated or
+  // required to exist as `mode` says.
+  virtual absl::StatusOr<std::unique_ptr<WritableFile>> OpenForWrite(
+      const std::string& path, OpenMode mode) = 0;
 
   // Creates `path` if missing (an empty regular file; the directory entry is
   // not synced: a lock file need not survive a crash) and takes an exclusive

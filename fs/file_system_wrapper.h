@@ -15,6 +15,9 @@
 //     }
 //   };
 //
+// It can open files, so it lives in //fs:file_opener, visible only to the
+// owners of files.
+//
 // Thread-safety: as thread-safe as the target.
 
 #ifndef KAAS_FS_FILE_SYSTEM_WRAPPER_H_
@@ -37,14 +40,6 @@ class FileSystemWrapper : public FileSystem {
 
   FileSystem* target() const { return target_; }
 
-  absl::StatusOr<std::unique_ptr<ReadableFile>> OpenForRead(
-      const std::string& path) override {
-    return target_->OpenForRead(path);
-  }
-  absl::StatusOr<std::unique_ptr<WritableFile>> OpenForWrite(
-      const std::string& path, OpenMode mode) override {
-    return target_->OpenForWrite(path, mode);
-  }
   absl::Status SyncDir(const std::string& dir) override {
     return target_->SyncDir(dir);
   }
@@ -73,6 +68,18 @@ class FileSystemWrapper : public FileSystem {
   }
   absl::StatusOr<VolumeSpace> GetVolumeSpace(const std::string& path) override {
     return target_->GetVolumeSpace(path);
+  }
+
+ protected:
+  // The opening capability (fs/file_system.h): a wrapper may change it and
+  // forward here; only the owners of files reach it, through FileOpener.
+  absl::StatusOr<std::unique_ptr<ReadableFile>> OpenForRead(
+      const std::string& path) override {
+    return target_->OpenForRead(path);
+  }
+  absl::StatusOr<std::unique_ptr<WritableFile>> OpenForWrite(
+      const std::string& path, OpenMode mode) override {
+    return target_->OpenForWrite(path, mode);
   }
   absl::StatusOr<std::unique_ptr<FileLock>> LockFile(
       const std::string& path) override {

@@ -22,8 +22,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
+#include "fs/file_opener.h"
 #include "fs/file_system.h"
 #include "fs/file_system_wrapper.h"
+#include "fs/file_util.h"
 #include "fs/posix_file_system.h"
 #include "fs/test_util.h"
 #include "gmock/gmock.h"
@@ -240,7 +242,8 @@ class RecordingWritableFile final : public WritableFile {
 absl::StatusOr<std::unique_ptr<ReadableFile>> RecordingFileSystem::OpenForRead(
     const std::string& path) {
   if (absl::Status s = Record(Op::kOpenForRead, path); !s.ok()) return s;
-  absl::StatusOr<std::unique_ptr<ReadableFile>> file = base_.OpenForRead(path);
+  absl::StatusOr<std::unique_ptr<ReadableFile>> file =
+      FileOpener::OpenForRead(base_, path);
   if (!file.ok()) return file.status();
   return std::make_unique<RecordingReadableFile>(*this, std::move(*file));
 }
@@ -249,7 +252,7 @@ absl::StatusOr<std::unique_ptr<WritableFile>> RecordingFileSystem::OpenForWrite(
     const std::string& path, OpenMode mode) {
   if (absl::Status s = Record(Op::kOpenForWrite, path); !s.ok()) return s;
   absl::StatusOr<std::unique_ptr<WritableFile>> file =
-      base_.OpenForWrite(path, mode);
+      FileOpener::OpenForWrite(base_, path, mode);
   if (!file.ok()) return file.status();
   return std::make_unique<RecordingWritableFile>(*this, std::move(*file));
 }
@@ -393,7 +396,7 @@ TEST_F(FsUtilTest, ReadFileToStringRefusesAFileLargerThanItsLimit) {
   EXPECT_THAT(ReadFileToString(fs_, Path("f"), 10), IsOkAndHolds("0123456789"));
   ASSERT_OK_AND_ASSIGN(
       std::unique_ptr<WritableFile> sparse,
-      posix_.OpenForWrite(Path("sparse"), OpenMode::kTruncate));
+      FileOpener::OpenForWrite(posix_, Path("sparse"), OpenMode::kTruncate));
   ASSERT_OK(sparse->Truncate(uint64_t{1} << 40));
   EXPECT_THAT(ReadFileToString(fs_, Path("sparse")),
               StatusIs(absl::StatusCode::kOutOfRange, ::testing::_));

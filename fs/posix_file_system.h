@@ -5,7 +5,8 @@
 //
 //   kaas::fs::FileSystem* fs = kaas::fs::PosixFileSystem::Default();
 //   KAAS_ASSIGN_OR_RETURN(std::unique_ptr<WritableFile> log,
-//                         fs->OpenForWrite(path, OpenMode::kCreateIfMissing));
+//                         fs::FileOpener::OpenForWrite(
+//                             *fs, path, OpenMode::kCreateIfMissing));
 //
 // Implementation notes that callers can rely on:
 //   * every file descriptor is opened with O_CLOEXEC, so no descriptor leaks
@@ -53,10 +54,6 @@ class PosixFileSystem final : public FileSystem {
   PosixFileSystem(const PosixFileSystem&) = delete;
   PosixFileSystem& operator=(const PosixFileSystem&) = delete;
 
-  absl::StatusOr<std::unique_ptr<ReadableFile>> OpenForRead(
-      const std::string& path) override;
-  absl::StatusOr<std::unique_ptr<WritableFile>> OpenForWrite(
-      const std::string& path, OpenMode mode) override;
   absl::Status SyncDir(const std::string& dir) override;
   absl::Status Rename(const std::string& from, const std::string& to) override;
   absl::Status Unlink(const std::string& path) override;
@@ -74,6 +71,13 @@ class PosixFileSystem final : public FileSystem {
   absl::Status CreateDirs(const std::string& dir) override;
   // statvfs(2): total = f_blocks * f_frsize, free = f_bavail * f_frsize.
   absl::StatusOr<VolumeSpace> GetVolumeSpace(const std::string& path) override;
+
+ private:
+  // Opening is private, as in FileSystem (fs/file_opener.h).
+  absl::StatusOr<std::unique_ptr<ReadableFile>> OpenForRead(
+      const std::string& path) override;
+  absl::StatusOr<std::unique_ptr<WritableFile>> OpenForWrite(
+      const std::string& path, OpenMode mode) override;
   absl::StatusOr<std::unique_ptr<FileLock>> LockFile(
       const std::string& path) override;
 };

@@ -24,7 +24,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "fs/file_opener.h"
 #include "fs/file_system.h"
+#include "fs/file_util.h"
 #include "fs/fs_util.h"
 #include "fs/test_util.h"
 #include "gmock/gmock.h"
@@ -90,8 +92,9 @@ class PosixFileSystemTest : public ::testing::Test {
 
 TEST_F(PosixFileSystemTest, WriteThenReadRoundTrips) {
   const std::string path = Path("a.log");
-  ASSERT_OK_AND_ASSIGN(std::unique_ptr<WritableFile> file,
-                       fs_.OpenForWrite(path, OpenMode::kCreateIfMissing));
+  ASSERT_OK_AND_ASSIGN(
+      std::unique_ptr<WritableFile> file,
+      FileOpener::OpenForWrite(fs_, path, OpenMode::kCreateIfMissing));
   ASSERT_OK(file->WriteAt(0, "hello, world"));
   EXPECT_THAT(file->Size(), IsOkAndHolds(12));
   char buffer[5];
@@ -100,7 +103,7 @@ TEST_F(PosixFileSystemTest, WriteThenReadRoundTrips) {
   ASSERT_OK(file->Close());
 
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<ReadableFile> reader,
-                       fs_.OpenForRead(path));
+                       FileOpener::OpenForRead(fs_, path));
   EXPECT_EQ(reader->path(), path);
   EXPECT_THAT(reader->Size(), IsOkAndHolds(12));
   EXPECT_THAT(reader->ReadAt(0, 5, buffer), IsOkAndHolds(5));
@@ -111,7 +114,7 @@ TEST_F(PosixFileSystemTest, ReadAtStopsShortOnlyAtEndOfFile) {
   const std::string path = Path("a.log");
   MakeFile(path, "0123456789");
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<ReadableFile> file,
-                       fs_.OpenForRead(path));
+                       FileOpener::OpenForRead(fs_, path));
   char buffer[16];
   EXPECT_THAT(file->ReadAt(6, 16, buffer), IsOkAndHolds(4));
   EXPECT_EQ(absl::string_view(buffer, 4), "6789");
@@ -124,7 +127,7 @@ TEST_F(PosixFileSystemTest, ReadAtOfHugeOffsetIsInvalidArgument) {
   const std::string path = Path("a.log");
   MakeFile(path, "x");
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<ReadableFile> file,
-                       fs_.OpenForRead(path));
+                       FileOpener::OpenForRead(fs_, path));
   char buffer[4];
   EXPECT_THAT(file->ReadAt(UINT64_MAX - 1, 4, buffer),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr(path)));
@@ -132,8 +135,9 @@ TEST_F(PosixFileSystemTest, ReadAtOfHugeOffsetIsInvalidArgument) {
 
 TEST_F(PosixFileSystemTest, WriteAtPastEndZeroFillsTheGap) {
   const std::string path = Path("a.log");
-  ASSERT_OK_AND_ASSIGN(std::unique_ptr<WritableFile> file,
-                       fs_.OpenForWrite(path, OpenMode::kCreateIfMissing));
+  ASSERT_OK_AND_ASSIGN(
+      std::unique_ptr<WritableFile> file,
+      FileOpener::OpenForWrite(fs_, path, OpenMode::kCreateIfMissing));
   ASSERT_OK(file->WriteAt(0, "ab"));
   ASSERT_OK(file->WriteAt(5, "cd"));
   ASSERT_OK(file->Close());
@@ -143,8 +147,9 @@ TEST_F(PosixFileSystemTest, WriteAtPastEndZeroFillsTheGap) {
 TEST_F(PosixFileSystemTest, WriteAtOverwritesInPlace) {
   const std::string path = Path("a.log");
   MakeFile(path, "0123456789");
-  ASSERT_OK_AND_ASSIGN(std::unique_ptr<WritableFile> file,
-                       fs_.OpenForWrite(path, OpenMode::kMustExist));
+  ASSERT_OK_AND_ASSIGN(
+      std::unique_ptr<WritableFile> file,
+      FileOpener::OpenForWrite(fs_, path, OpenMode::kMustExist));
   ASSERT_OK(file->WriteAt(2, "ab"));
   ASSERT_OK(file->Close());
   EXPECT_EQ(Contents(path), "01ab456789");
@@ -153,8 +158,9 @@ TEST_F(PosixFileSystemTest, WriteAtOverwritesInPlace) {
 TEST_F(PosixFileSystemTest, WriteAtVWritesThePartsContiguously) {
   const std::string path = Path("a.log");
   MakeFile(path, "0123456789");
-  ASSERT_OK_AND_ASSIGN(std::unique_ptr<WritableFile> file,
-                       fs_.OpenForWrite(path, OpenMode::kMustExist));
+  ASSERT_OK_AND_ASSIGN(
+      std::unique_ptr<WritableFile> file,
+      FileOpener::OpenForWrite(fs_, path, OpenMode::kMustExist));
   const std::vector<absl::string_view> parts = {"ab", "", "cde", "f"};
   ASSERT_OK(file->WriteAtV(3, parts));
   ASSERT_OK(file->Close());
@@ -170,8 +176,9 @@ TEST_F(PosixFileSystemTest, WriteAtVHandlesMoreThanIovMaxParts) {
     expected += storage.back();
   }
   const std::vector<absl::string_view> parts(storage.begin(), storage.end());
-  ASSERT_OK_AND_ASSIGN(std::unique_ptr<WritableFile> file,
-                       fs_.OpenForWrite(path, OpenMode::kCreateIfMissing));
+  ASSERT_OK_AND_ASSIGN(
+      std::unique_ptr<WritableFile> file,
+      FileOpener::OpenForWrite(fs_, path, OpenMode::kCreateIfMissing));
   ASSERT_OK(file->WriteAtV(0, parts));
   // Append continues after what WriteAtV wrote.
   ASSERT_OK(file->Append("!"));
@@ -204,8 +211,9 @@ class ScopedFileSizeLimit {
 
 TEST_F(PosixFileSystemTest, ShortWritesAreContinuedUntilTheyFail) {
   const std::string path = Path("a.log");
-  ASSERT_OK_AND_ASSIGN(std::unique_ptr<WritableFile> file,
-                       fs_.OpenForWrite(path, OpenMode::kCreateIfMissing));
+  ASSERT_OK_AND_ASSIGN(
+      std::unique_ptr<WritableFile> file,
+      FileOpener::OpenForWrite(fs_, path, OpenMode::kCreateIfMissing));
   const std::string too_large =
       absl::StrCat("write \"", path, "\" at offset 10: File too large");
   {
@@ -227,8 +235,9 @@ TEST_F(PosixFileSystemTest, ShortWritesAreContinuedUntilTheyFail) {
 TEST_F(PosixFileSystemTest, AppendAfterReopenWritesAtTheEnd) {
   const std::string path = Path("a.log");
   MakeFile(path, "first;");
-  ASSERT_OK_AND_ASSIGN(std::unique_ptr<WritableFile> file,
-                       fs_.OpenForWrite(path, OpenMode::kCreateIfMissing));
+  ASSERT_OK_AND_ASSIGN(
+      std::unique_ptr<WritableFile> file,
+      FileOpener::OpenForWrite(fs_, path, OpenMode::kCreateIfMissing));
   ASSERT_OK(file->Append("second;"));
   ASSERT_OK(file->Append("third"));
   ASSERT_OK(file->Close());
@@ -237,8 +246,9 @@ TEST_F(PosixFileSystemTest, AppendAfterReopenWritesAtTheEnd) {
 
 TEST_F(PosixFileSystemTest, AppendFollowsAWriteAtPastTheEnd) {
   const std::string path = Path("a.log");
-  ASSERT_OK_AND_ASSIGN(std::unique_ptr<WritableFile> file,
-                       fs_.OpenForWrite(path, OpenMode::kCreateIfMissing));
+  ASSERT_OK_AND_ASSIGN(
+      std::unique_ptr<WritableFile> file,
+      FileOpener::OpenForWrite(fs_, path, OpenMode::kCreateIfMissing));
   ASSERT_OK(file->WriteAt(3, "ab"));
   ASSERT_OK(file->Append("c"));
   // A write inside the file does not move the end back.
@@ -250,8 +260,9 @@ TEST_F(PosixFileSystemTest, AppendFollowsAWriteAtPastTheEnd) {
 
 TEST_F(PosixFileSystemTest, TruncateShrinksAndMovesTheAppendPoint) {
   const std::string path = Path("a.log");
-  ASSERT_OK_AND_ASSIGN(std::unique_ptr<WritableFile> file,
-                       fs_.OpenForWrite(path, OpenMode::kCreateIfMissing));
+  ASSERT_OK_AND_ASSIGN(
+      std::unique_ptr<WritableFile> file,
+      FileOpener::OpenForWrite(fs_, path, OpenMode::kCreateIfMissing));
   ASSERT_OK(file->Append("0123456789"));
   ASSERT_OK(file->Truncate(4));
   EXPECT_THAT(file->Size(), IsOkAndHolds(4));
@@ -262,8 +273,9 @@ TEST_F(PosixFileSystemTest, TruncateShrinksAndMovesTheAppendPoint) {
 
 TEST_F(PosixFileSystemTest, TruncateExtendsWithZeros) {
   const std::string path = Path("a.log");
-  ASSERT_OK_AND_ASSIGN(std::unique_ptr<WritableFile> file,
-                       fs_.OpenForWrite(path, OpenMode::kCreateIfMissing));
+  ASSERT_OK_AND_ASSIGN(
+      std::unique_ptr<WritableFile> file,
+      FileOpener::OpenForWrite(fs_, path, OpenMode::kCreateIfMissing));
   ASSERT_OK(file->Append("ab"));
   ASSERT_OK(file->Truncate(4));
   ASSERT_OK(file->Append("c"));
@@ -274,7 +286,7 @@ TEST_F(PosixFileSystemTest, TruncateExtendsWithZeros) {
 TEST_F(PosixFileSystemTest, DataSyncAndSyncSucceed) {
   ASSERT_OK_AND_ASSIGN(
       std::unique_ptr<WritableFile> file,
-      fs_.OpenForWrite(Path("a.log"), OpenMode::kCreateIfMissing));
+      FileOpener::OpenForWrite(fs_, Path("a.log"), OpenMode::kCreateIfMissing));
   ASSERT_OK(file->Append("x"));
   EXPECT_OK(file->DataSync());
   EXPECT_OK(file->Sync());
@@ -284,7 +296,7 @@ TEST_F(PosixFileSystemTest, DataSyncAndSyncSucceed) {
 TEST_F(PosixFileSystemTest, ReadsAndSyncsRunConcurrentlyWithTheWriter) {
   ASSERT_OK_AND_ASSIGN(
       std::unique_ptr<WritableFile> file,
-      fs_.OpenForWrite(Path("a.log"), OpenMode::kCreateIfMissing));
+      FileOpener::OpenForWrite(fs_, Path("a.log"), OpenMode::kCreateIfMissing));
   constexpr int kAppends = 200;
   std::thread syncer([&] {
     for (int i = 0; i < 20; ++i) EXPECT_OK(file->DataSync());
@@ -310,7 +322,7 @@ TEST_F(PosixFileSystemTest, ReadsAndSyncsRunConcurrentlyWithTheWriter) {
 
 TEST_F(PosixFileSystemTest, MustExistFailsOnAMissingFile) {
   const std::string path = Path("a.log");
-  EXPECT_THAT(fs_.OpenForWrite(path, OpenMode::kMustExist),
+  EXPECT_THAT(FileOpener::OpenForWrite(fs_, path, OpenMode::kMustExist),
               StatusIs(absl::StatusCode::kNotFound, HasSubstr(path)));
   EXPECT_THAT(fs_.Exists(path), IsOkAndHolds(false));
 }
@@ -318,8 +330,9 @@ TEST_F(PosixFileSystemTest, MustExistFailsOnAMissingFile) {
 TEST_F(PosixFileSystemTest, MustExistKeepsTheContent) {
   const std::string path = Path("a.log");
   MakeFile(path, "old");
-  ASSERT_OK_AND_ASSIGN(std::unique_ptr<WritableFile> file,
-                       fs_.OpenForWrite(path, OpenMode::kMustExist));
+  ASSERT_OK_AND_ASSIGN(
+      std::unique_ptr<WritableFile> file,
+      FileOpener::OpenForWrite(fs_, path, OpenMode::kMustExist));
   EXPECT_THAT(file->Size(), IsOkAndHolds(3));
   ASSERT_OK(file->Close());
   EXPECT_EQ(Contents(path), "old");
@@ -327,13 +340,15 @@ TEST_F(PosixFileSystemTest, MustExistKeepsTheContent) {
 
 TEST_F(PosixFileSystemTest, CreateIfMissingCreatesOrKeeps) {
   const std::string path = Path("a.log");
-  ASSERT_OK_AND_ASSIGN(std::unique_ptr<WritableFile> created,
-                       fs_.OpenForWrite(path, OpenMode::kCreateIfMissing));
+  ASSERT_OK_AND_ASSIGN(
+      std::unique_ptr<WritableFile> created,
+      FileOpener::OpenForWrite(fs_, path, OpenMode::kCreateIfMissing));
   EXPECT_THAT(created->Size(), IsOkAndHolds(0));
   ASSERT_OK(created->Append("old"));
   ASSERT_OK(created->Close());
-  ASSERT_OK_AND_ASSIGN(std::unique_ptr<WritableFile> reopened,
-                       fs_.OpenForWrite(path, OpenMode::kCreateIfMissing));
+  ASSERT_OK_AND_ASSIGN(
+      std::unique_ptr<WritableFile> reopened,
+      FileOpener::OpenForWrite(fs_, path, OpenMode::kCreateIfMissing));
   EXPECT_THAT(reopened->Size(), IsOkAndHolds(3));
   ASSERT_OK(reopened->Close());
   EXPECT_EQ(Contents(path), "old");
@@ -341,12 +356,13 @@ TEST_F(PosixFileSystemTest, CreateIfMissingCreatesOrKeeps) {
 
 TEST_F(PosixFileSystemTest, CreateExclusiveCreatesButNeverOpensAnExistingFile) {
   const std::string path = Path("a.log");
-  ASSERT_OK_AND_ASSIGN(std::unique_ptr<WritableFile> file,
-                       fs_.OpenForWrite(path, OpenMode::kCreateExclusive));
+  ASSERT_OK_AND_ASSIGN(
+      std::unique_ptr<WritableFile> file,
+      FileOpener::OpenForWrite(fs_, path, OpenMode::kCreateExclusive));
   ASSERT_OK(file->Append("old"));
   ASSERT_OK(file->Close());
   EXPECT_THAT(
-      fs_.OpenForWrite(path, OpenMode::kCreateExclusive),
+      FileOpener::OpenForWrite(fs_, path, OpenMode::kCreateExclusive),
       StatusIs(absl::StatusCode::kAlreadyExists,
                absl::StrCat("open \"", path, "\" for write: File exists")));
   EXPECT_EQ(Contents(path), "old");
@@ -355,15 +371,17 @@ TEST_F(PosixFileSystemTest, CreateExclusiveCreatesButNeverOpensAnExistingFile) {
 TEST_F(PosixFileSystemTest, TruncateModeEmptiesOrCreates) {
   const std::string path = Path("a.log");
   MakeFile(path, "old");
-  ASSERT_OK_AND_ASSIGN(std::unique_ptr<WritableFile> file,
-                       fs_.OpenForWrite(path, OpenMode::kTruncate));
+  ASSERT_OK_AND_ASSIGN(
+      std::unique_ptr<WritableFile> file,
+      FileOpener::OpenForWrite(fs_, path, OpenMode::kTruncate));
   EXPECT_THAT(file->Size(), IsOkAndHolds(0));
   ASSERT_OK(file->Append("new"));
   ASSERT_OK(file->Close());
   EXPECT_EQ(Contents(path), "new");
 
   const std::string other = Path("b.log");
-  ASSERT_OK_AND_ASSIGN(file, fs_.OpenForWrite(other, OpenMode::kTruncate));
+  ASSERT_OK_AND_ASSIGN(
+      file, FileOpener::OpenForWrite(fs_, other, OpenMode::kTruncate));
   ASSERT_OK(file->Close());
   EXPECT_THAT(fs_.Exists(other), IsOkAndHolds(true));
 }
@@ -374,12 +392,12 @@ TEST_F(PosixFileSystemTest, TruncateModeEmptiesOrCreates) {
 TEST_F(PosixFileSystemTest, ErrorsNameTheOperationThePathAndTheErrno) {
   const std::string path = Path("no-such-dir/x.log");
   EXPECT_THAT(
-      fs_.OpenForWrite(path, OpenMode::kCreateIfMissing),
+      FileOpener::OpenForWrite(fs_, path, OpenMode::kCreateIfMissing),
       StatusIs(absl::StatusCode::kNotFound,
                absl::StrCat("open \"", path,
                             "\" for write: No such file or directory")));
   EXPECT_THAT(
-      fs_.OpenForRead(path),
+      FileOpener::OpenForRead(fs_, path),
       StatusIs(absl::StatusCode::kNotFound,
                absl::StrCat("open \"", path, "\": No such file or directory")));
   EXPECT_THAT(
@@ -407,11 +425,11 @@ TEST_F(PosixFileSystemTest, RenameErrorsNameBothPaths) {
 
 TEST_F(PosixFileSystemTest, DirectoriesAreNotOpenedAsFiles) {
   ASSERT_OK(fs_.CreateDirs(Path("d")));
-  EXPECT_THAT(fs_.OpenForRead(Path("d")),
+  EXPECT_THAT(FileOpener::OpenForRead(fs_, Path("d")),
               StatusIs(absl::StatusCode::kPermissionDenied,
                        AllOf(HasSubstr(Path("d")),
                              HasSubstr("is a directory, not a regular file"))));
-  EXPECT_THAT(fs_.OpenForWrite(Path("d"), OpenMode::kMustExist),
+  EXPECT_THAT(FileOpener::OpenForWrite(fs_, Path("d"), OpenMode::kMustExist),
               StatusIs(absl::StatusCode::kFailedPrecondition,
                        HasSubstr("Is a directory")));
 }
@@ -424,17 +442,18 @@ TEST_F(PosixFileSystemTest, SymbolicLinksAreNeverFollowedToAFile) {
   const auto refused =
       StatusIs(absl::StatusCode::kPermissionDenied,
                AllOf(HasSubstr(Path("a.log")), HasSubstr("symbolic link")));
-  EXPECT_THAT(fs_.OpenForRead(Path("a.log")), refused);
+  EXPECT_THAT(FileOpener::OpenForRead(fs_, Path("a.log")), refused);
   for (OpenMode mode : {OpenMode::kMustExist, OpenMode::kCreateIfMissing,
                         OpenMode::kTruncate}) {
-    EXPECT_THAT(fs_.OpenForWrite(Path("a.log"), mode), refused);
+    EXPECT_THAT(FileOpener::OpenForWrite(fs_, Path("a.log"), mode), refused);
   }
-  EXPECT_THAT(fs_.LockFile(Path("a.log")), refused);
+  EXPECT_THAT(FileOpener::LockFile(fs_, Path("a.log")), refused);
   // A dangling link is refused too, rather than created through.
   ASSERT_EQ(::symlink(Path("nowhere").c_str(), Path("b.log").c_str()), 0);
-  EXPECT_THAT(fs_.OpenForWrite(Path("b.log"), OpenMode::kCreateIfMissing),
-              StatusIs(absl::StatusCode::kPermissionDenied,
-                       HasSubstr("symbolic link")));
+  EXPECT_THAT(
+      FileOpener::OpenForWrite(fs_, Path("b.log"), OpenMode::kCreateIfMissing),
+      StatusIs(absl::StatusCode::kPermissionDenied,
+               HasSubstr("symbolic link")));
   EXPECT_THAT(fs_.Exists(Path("nowhere")), IsOkAndHolds(false));
   EXPECT_EQ(Contents(Path("outside")), "precious");
 }
@@ -444,10 +463,13 @@ TEST_F(PosixFileSystemTest, AFifoIsRefusedWithoutBlocking) {
   ASSERT_EQ(::mkfifo(Path("manifest").c_str(), 0644), 0);
   const auto refused = StatusIs(absl::StatusCode::kPermissionDenied,
                                 HasSubstr("not a regular file"));
-  EXPECT_THAT(fs_.OpenForRead(Path("manifest")), refused);
-  EXPECT_THAT(fs_.OpenForWrite(Path("manifest"), OpenMode::kMustExist),
-              refused);
-  EXPECT_THAT(fs_.OpenForWrite(Path("manifest"), OpenMode::kTruncate), refused);
+  EXPECT_THAT(FileOpener::OpenForRead(fs_, Path("manifest")), refused);
+  EXPECT_THAT(
+      FileOpener::OpenForWrite(fs_, Path("manifest"), OpenMode::kMustExist),
+      refused);
+  EXPECT_THAT(
+      FileOpener::OpenForWrite(fs_, Path("manifest"), OpenMode::kTruncate),
+      refused);
   EXPECT_THAT(ReadFileToString(fs_, Path("manifest")), refused);
 }
 
@@ -455,7 +477,7 @@ TEST_F(PosixFileSystemTest, AFileWithSeveralHardLinksIsNotWritten) {
   MakeFile(Path("outside"), "precious");
   ASSERT_EQ(::link(Path("outside").c_str(), Path("a.log").c_str()), 0);
   EXPECT_THAT(
-      fs_.OpenForWrite(Path("a.log"), OpenMode::kTruncate),
+      FileOpener::OpenForWrite(fs_, Path("a.log"), OpenMode::kTruncate),
       StatusIs(absl::StatusCode::kPermissionDenied, HasSubstr("2 hard links")));
   EXPECT_EQ(Contents(Path("a.log")), "precious");  // reading is harmless
 }
@@ -478,28 +500,29 @@ TEST_F(PosixFileSystemTest, ListDirEntriesTellsTypesWithoutFollowingLinks) {
 
 TEST_F(PosixFileSystemTest, ALockHasOneHolderAtATime) {
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<FileLock> first,
-                       fs_.LockFile(Path("leader.lock")));
+                       FileOpener::LockFile(fs_, Path("leader.lock")));
   EXPECT_EQ(first->path(), Path("leader.lock"));
   // Another holder, even in this process, is refused without waiting.
   EXPECT_THAT(
-      fs_.LockFile(Path("leader.lock")),
+      FileOpener::LockFile(fs_, Path("leader.lock")),
       StatusIs(absl::StatusCode::kUnavailable, HasSubstr("held by another")));
   first.reset();
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<FileLock> second,
-                       fs_.LockFile(Path("leader.lock")));
+                       FileOpener::LockFile(fs_, Path("leader.lock")));
   EXPECT_THAT(fs_.Stat(Path("leader.lock")),
               IsOkAndHolds(::testing::Field(&FileInfo::is_regular, true)));
 }
 
 TEST_F(PosixFileSystemTest, ALockIsHeldAgainstOtherProcesses) {
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<FileLock> lock,
-                       fs_.LockFile(Path("leader.lock")));
+                       FileOpener::LockFile(fs_, Path("leader.lock")));
   const pid_t child = ::fork();
   ASSERT_GE(child, 0);
   if (child == 0) {
     // A separate process: its own open file description, same file.
+    PosixFileSystem own;
     absl::StatusOr<std::unique_ptr<FileLock>> theirs =
-        PosixFileSystem().LockFile(Path("leader.lock"));
+        FileOpener::LockFile(own, Path("leader.lock"));
     ::_exit(absl::IsUnavailable(theirs.status()) ? 0 : 1);
   }
   int status = 0;
@@ -511,8 +534,9 @@ TEST_F(PosixFileSystemTest, ALockIsHeldAgainstOtherProcesses) {
 TEST_F(PosixFileSystemTest,
        EveryCallOnAClosedHandleFailsWithFailedPrecondition) {
   const std::string path = Path("a.log");
-  ASSERT_OK_AND_ASSIGN(std::unique_ptr<WritableFile> file,
-                       fs_.OpenForWrite(path, OpenMode::kCreateIfMissing));
+  ASSERT_OK_AND_ASSIGN(
+      std::unique_ptr<WritableFile> file,
+      FileOpener::OpenForWrite(fs_, path, OpenMode::kCreateIfMissing));
   ASSERT_OK(file->Close());
   const auto closed = StatusIs(absl::StatusCode::kFailedPrecondition,
                                AllOf(HasSubstr(path), HasSubstr("closed")));
@@ -532,10 +556,11 @@ TEST_F(PosixFileSystemTest,
 
 TEST_F(PosixFileSystemTest, DescriptorsAreCloseOnExec) {
   const std::string path = Path("a.log");
-  ASSERT_OK_AND_ASSIGN(std::unique_ptr<WritableFile> writer,
-                       fs_.OpenForWrite(path, OpenMode::kCreateIfMissing));
+  ASSERT_OK_AND_ASSIGN(
+      std::unique_ptr<WritableFile> writer,
+      FileOpener::OpenForWrite(fs_, path, OpenMode::kCreateIfMissing));
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<ReadableFile> reader,
-                       fs_.OpenForRead(path));
+                       FileOpener::OpenForRead(fs_, path));
   const std::vector<int> fds = DescriptorsOf(path);
   ASSERT_EQ(fds.size(), 2u);
   for (int fd : fds) {
@@ -548,10 +573,11 @@ TEST_F(PosixFileSystemTest, DescriptorsAreCloseOnExec) {
 TEST_F(PosixFileSystemTest, DestructorAndCloseReleaseTheDescriptor) {
   const std::string path = Path("a.log");
   {
-    ASSERT_OK_AND_ASSIGN(std::unique_ptr<WritableFile> writer,
-                         fs_.OpenForWrite(path, OpenMode::kCreateIfMissing));
+    ASSERT_OK_AND_ASSIGN(
+        std::unique_ptr<WritableFile> writer,
+        FileOpener::OpenForWrite(fs_, path, OpenMode::kCreateIfMissing));
     ASSERT_OK_AND_ASSIGN(std::unique_ptr<ReadableFile> reader,
-                         fs_.OpenForRead(path));
+                         FileOpener::OpenForRead(fs_, path));
     EXPECT_EQ(DescriptorsOf(path).size(), 2u);
     ASSERT_OK(writer->Close());
     EXPECT_EQ(DescriptorsOf(path).size(), 1u);

@@ -10,6 +10,8 @@
 
 #include "absl/status/status.h"
 #include "base/status_macros.h"
+#include "fs/file_opener.h"
+#include "fs/file_util.h"
 #include "fs/fs_util.h"
 #include "fs/posix_file_system.h"
 #include "glog/logging.h"
@@ -33,18 +35,45 @@ ScopedTempDir::~ScopedTempDir() {
 
 absl::Status WriteStringToFile(FileSystem& fs, const std::string& path,
                                absl::string_view contents) {
-  KAAS_ASSIGN_OR_RETURN(std::unique_ptr<WritableFile> file,
-                        fs.OpenForWrite(path, OpenMode::kTruncate));
+  KAAS_ASSIGN_OR_RETURN(
+      std::unique_ptr<WritableFile> file,
+      FileOpener::OpenForWrite(fs, path, OpenMode::kTruncate));
   KAAS_RETURN_IF_ERROR(file->WriteAt(0, contents));
   return file->Close();
 }
 
 absl::Status TruncateFile(FileSystem& fs, const std::string& path,
                           uint64_t size) {
-  KAAS_ASSIGN_OR_RETURN(std::unique_ptr<WritableFile> file,
-                        fs.OpenForWrite(path, OpenMode::kMustExist));
+  KAAS_ASSIGN_OR_RETURN(
+      std::unique_ptr<WritableFile> file,
+      FileOpener::OpenForWrite(fs, path, OpenMode::kMustExist));
   KAAS_RETURN_IF_ERROR(file->Truncate(size));
   return file->Close();
+}
+
+absl::Status AppendToFile(FileSystem& fs, const std::string& path,
+                          absl::string_view contents) {
+  KAAS_ASSIGN_OR_RETURN(
+      std::unique_ptr<WritableFile> file,
+      FileOpener::OpenForWrite(fs, path, OpenMode::kMustExist));
+  KAAS_ASSIGN_OR_RETURN(const uint64_t size, file->Size());
+  KAAS_RETURN_IF_ERROR(file->WriteAt(size, contents));
+  return file->Close();
+}
+
+absl::Status ReplaceFileDurably(FileSystem& fs, const std::string& path,
+                                absl::string_view contents) {
+  return AtomicReplaceFile(fs, path, contents);
+}
+
+absl::Status CopyTreeDurably(FileSystem& fs, const std::string& from,
+                             const std::string& to) {
+  return CopyTree(fs, from, to);
+}
+
+absl::StatusOr<std::string> ReadWholeFile(FileSystem& fs,
+                                          const std::string& path) {
+  return ReadFileToString(fs, path);
 }
 
 }  // namespace kaas::fs

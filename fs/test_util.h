@@ -1,8 +1,10 @@
 // File: fs/test_util.h
 //
 // Test-only helpers (//fs:test_util) for tests of code built on the
-// filesystem seam: a scratch directory per test and a plain (non-atomic) file
-// writer for setting up fixtures.
+// filesystem seam: a scratch directory per test, and readers and writers of
+// whole files for setting up fixtures and damaging files on purpose. They
+// open files, which only the owners of files may do (fs/file_opener.h); a
+// test of any layer may, through these (the target is testonly).
 
 #ifndef KAAS_FS_TEST_UTIL_H_
 #define KAAS_FS_TEST_UTIL_H_
@@ -10,6 +12,7 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "fs/file_system.h"
 
@@ -41,6 +44,22 @@ absl::Status WriteStringToFile(FileSystem& fs, const std::string& path,
 // Sets the size of the existing file `path` (through a write handle). No sync.
 absl::Status TruncateFile(FileSystem& fs, const std::string& path,
                           uint64_t size);
+
+// Writes `contents` at the end of the existing file `path`. No sync.
+absl::Status AppendToFile(FileSystem& fs, const std::string& path,
+                          absl::string_view contents);
+
+// As fs::AtomicReplaceFile (fs/file_util.h): durable, all or nothing.
+absl::Status ReplaceFileDurably(FileSystem& fs, const std::string& path,
+                                absl::string_view contents);
+
+// As fs::CopyTree (fs/file_util.h): a durable copy of a tree.
+absl::Status CopyTreeDurably(FileSystem& fs, const std::string& from,
+                             const std::string& to);
+
+// As fs::ReadFileToString (fs/file_util.h), with its default bound.
+absl::StatusOr<std::string> ReadWholeFile(FileSystem& fs,
+                                          const std::string& path);
 
 }  // namespace kaas::fs
 

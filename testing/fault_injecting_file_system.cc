@@ -24,6 +24,7 @@
 #include "absl/types/optional.h"
 #include "absl/types/span.h"
 #include "base/status_macros.h"
+#include "fs/file_opener.h"
 #include "fs/file_system.h"
 #include "glog/logging.h"
 #include "re2/re2.h"
@@ -318,7 +319,7 @@ FaultInjectingFileSystem::OpenForRead(const std::string& path) {
     KAAS_RETURN_IF_ERROR(CheckFault(FsOp::kOpenForRead, path,
                                     absl::StrCat("open ", Quote(path))));
     KAAS_ASSIGN_OR_RETURN(std::unique_ptr<fs::ReadableFile> file,
-                          base_->OpenForRead(path));
+                          fs::FileOpener::OpenForRead(*base_, path));
     opened = std::make_unique<ReadOnlyFile>(this, epoch_, std::move(file));
     if (open_hook_ != nullptr && open_hook_paths_->Matches(path)) {
       hook = std::move(open_hook_);
@@ -465,7 +466,7 @@ FaultInjectingFileSystem::LockFile(const std::string& path) {
             .status());
   }
   KAAS_ASSIGN_OR_RETURN(std::unique_ptr<fs::FileLock> base_lock,
-                        base_->LockFile(path));
+                        fs::FileOpener::LockFile(*base_, path));
   auto held = std::make_shared<HeldLock>();
   {
     absl::MutexLock held_lock(&held->mu);

@@ -183,11 +183,7 @@ class FaultInjectingFileSystem final : public fs::FileSystemWrapper {
   FaultInjectingFileSystem(const FaultInjectingFileSystem&) = delete;
   FaultInjectingFileSystem& operator=(const FaultInjectingFileSystem&) = delete;
 
-  // fs::FileSystem.
-  absl::StatusOr<std::unique_ptr<fs::ReadableFile>> OpenForRead(
-      const std::string& path) override;
-  absl::StatusOr<std::unique_ptr<fs::WritableFile>> OpenForWrite(
-      const std::string& path, fs::OpenMode mode) override;
+  // fs::FileSystem (opening is private, as there: fs/file_opener.h).
   absl::Status SyncDir(const std::string& dir) override;
   absl::Status Rename(const std::string& from, const std::string& to) override;
   absl::Status Unlink(const std::string& path) override;
@@ -199,11 +195,6 @@ class FaultInjectingFileSystem final : public fs::FileSystemWrapper {
   absl::StatusOr<fs::FileInfo> Stat(const std::string& path) override;
   absl::Status CreateDirs(const std::string& dir) override;
   absl::StatusOr<fs::VolumeSpace> GetVolumeSpace(
-      const std::string& path) override;
-  // The lock file is created through the durability model (like any file);
-  // the lock itself is the base filesystem's. Crash() releases every lock
-  // taken before it, as a reboot would.
-  absl::StatusOr<std::unique_ptr<fs::FileLock>> LockFile(
       const std::string& path) override;
 
   // --- Power loss ---------------------------------------------------------
@@ -271,6 +262,16 @@ class FaultInjectingFileSystem final : public fs::FileSystemWrapper {
   void ResetCounts();
 
  private:
+  absl::StatusOr<std::unique_ptr<fs::ReadableFile>> OpenForRead(
+      const std::string& path) override;
+  absl::StatusOr<std::unique_ptr<fs::WritableFile>> OpenForWrite(
+      const std::string& path, fs::OpenMode mode) override;
+  // The lock file is created through the durability model (like any file);
+  // the lock itself is the base filesystem's. Crash() releases every lock
+  // taken before it, as a reboot would.
+  absl::StatusOr<std::unique_ptr<fs::FileLock>> LockFile(
+      const std::string& path) override;
+
   class ReadOnlyFile;
   class File;
   class Lock;

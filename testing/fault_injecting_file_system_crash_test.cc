@@ -10,7 +10,9 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "fs/file_opener.h"
 #include "fs/file_system.h"
+#include "fs/file_util.h"
 #include "fs/fs_util.h"
 #include "fs/posix_file_system.h"
 #include "fs/test_util.h"
@@ -32,8 +34,9 @@ using CrashTest = FaultInjectingFileSystemTest;
 
 TEST_F(CrashTest, SyncedPrefixSurvivesAndUnsyncedTailIsDropped) {
   CreateDurableFile("log", "synced");
-  ASSERT_OK_AND_ASSIGN(auto file,
-                       fs_.OpenForWrite(Path("log"), fs::OpenMode::kMustExist));
+  ASSERT_OK_AND_ASSIGN(
+      auto file,
+      fs::FileOpener::OpenForWrite(fs_, Path("log"), fs::OpenMode::kMustExist));
   ASSERT_OK(file->Append("+unsynced"));
   EXPECT_THAT(Content("log"), Optional(std::string("synced+unsynced")));
 
@@ -48,7 +51,7 @@ uint64_t SurvivingTailLength(fs::FileSystem* base, const std::string& path,
                              uint64_t seed) {
   const std::string tail(1000, 't');
   FaultInjectingFileSystem fs(base, seed);
-  auto file = fs.OpenForWrite(path, fs::OpenMode::kTruncate);
+  auto file = fs::FileOpener::OpenForWrite(fs, path, fs::OpenMode::kTruncate);
   EXPECT_OK(file.status());
   EXPECT_OK((*file)->WriteAt(0, "head"));
   EXPECT_OK((*file)->DataSync());
@@ -69,8 +72,9 @@ TEST_F(CrashTest, TornTailKeepsASeededRandomPrefix) {
 
 TEST_F(CrashTest, KeepAllKeepsTheWholeUnsyncedTail) {
   CreateDurableFile("log", "synced");
-  ASSERT_OK_AND_ASSIGN(auto file,
-                       fs_.OpenForWrite(Path("log"), fs::OpenMode::kMustExist));
+  ASSERT_OK_AND_ASSIGN(
+      auto file,
+      fs::FileOpener::OpenForWrite(fs_, Path("log"), fs::OpenMode::kMustExist));
   ASSERT_OK(file->Append("+tail"));
 
   fs_.Crash({UnsyncedTail::kKeepAll, TailContent::kWritten});
@@ -83,7 +87,8 @@ TEST_F(CrashTest, KeptTailCanBeZerosOrGarbage) {
   for (TailContent content : {TailContent::kZeros, TailContent::kGarbage}) {
     CreateDurableFile("log", "synced");
     ASSERT_OK_AND_ASSIGN(
-        auto file, fs_.OpenForWrite(Path("log"), fs::OpenMode::kMustExist));
+        auto file, fs::FileOpener::OpenForWrite(fs_, Path("log"),
+                                                fs::OpenMode::kMustExist));
     ASSERT_OK(file->Append(tail));
 
     fs_.Crash({UnsyncedTail::kKeepAll, content});
@@ -98,8 +103,9 @@ TEST_F(CrashTest, KeptTailCanBeZerosOrGarbage) {
 
 TEST_F(CrashTest, UnsyncedOverwriteInsideTheSyncedRegionIsUndone) {
   CreateDurableFile("log", "aaaaaa");
-  ASSERT_OK_AND_ASSIGN(auto file,
-                       fs_.OpenForWrite(Path("log"), fs::OpenMode::kMustExist));
+  ASSERT_OK_AND_ASSIGN(
+      auto file,
+      fs::FileOpener::OpenForWrite(fs_, Path("log"), fs::OpenMode::kMustExist));
   ASSERT_OK(file->WriteAt(2, "XX"));
   ASSERT_OK(file->Append("tail"));
 
@@ -113,8 +119,8 @@ TEST_F(CrashTest, TruncateIsDurableOnlyAfterASync) {
   CreateDurableFile("a", "abcdef");
   CreateDurableFile("b", "abcdef");
   ASSERT_OK(fs::TruncateFile(fs_, Path("a"), 2));
-  ASSERT_OK_AND_ASSIGN(auto b,
-                       fs_.OpenForWrite(Path("b"), fs::OpenMode::kMustExist));
+  ASSERT_OK_AND_ASSIGN(auto b, fs::FileOpener::OpenForWrite(
+                                   fs_, Path("b"), fs::OpenMode::kMustExist));
   ASSERT_OK(b->Truncate(2));
   ASSERT_OK(b->DataSync());
 
@@ -126,8 +132,9 @@ TEST_F(CrashTest, TruncateIsDurableOnlyAfterASync) {
 
 TEST_F(CrashTest, FailedSyncMakesNothingDurable) {
   CreateDurableFile("log", "synced");
-  ASSERT_OK_AND_ASSIGN(auto file,
-                       fs_.OpenForWrite(Path("log"), fs::OpenMode::kMustExist));
+  ASSERT_OK_AND_ASSIGN(
+      auto file,
+      fs::FileOpener::OpenForWrite(fs_, Path("log"), fs::OpenMode::kMustExist));
   ASSERT_OK(file->Append("+lost"));
   fs_.InjectFault(Fault(FsOp::kDataSync, EIO));
   EXPECT_THAT(file->DataSync(), StatusIs(absl::StatusCode::kInternal, _));
@@ -184,8 +191,9 @@ TEST_F(CrashTest, AtomicReplaceKeepsOldContentUntilTheDirectoryIsSynced) {
 
 TEST_F(CrashTest, UnsyncedUnlinkIsUndoneWithTheDurableContent) {
   CreateDurableFile("log", "synced");
-  ASSERT_OK_AND_ASSIGN(auto file,
-                       fs_.OpenForWrite(Path("log"), fs::OpenMode::kMustExist));
+  ASSERT_OK_AND_ASSIGN(
+      auto file,
+      fs::FileOpener::OpenForWrite(fs_, Path("log"), fs::OpenMode::kMustExist));
   ASSERT_OK(file->Append("+unsynced"));
   ASSERT_OK(fs_.Unlink(Path("log")));
 
@@ -324,9 +332,11 @@ TEST_F(CrashTest, UnsyncedRemoveDirIsUndoneWithItsDurableEntries) {
 
 TEST_F(CrashTest, HandlesFromBeforeTheCrashAreDead) {
   CreateDurableFile("log", "data");
-  ASSERT_OK_AND_ASSIGN(auto writer,
-                       fs_.OpenForWrite(Path("log"), fs::OpenMode::kMustExist));
-  ASSERT_OK_AND_ASSIGN(auto reader, fs_.OpenForRead(Path("log")));
+  ASSERT_OK_AND_ASSIGN(
+      auto writer,
+      fs::FileOpener::OpenForWrite(fs_, Path("log"), fs::OpenMode::kMustExist));
+  ASSERT_OK_AND_ASSIGN(auto reader,
+                       fs::FileOpener::OpenForRead(fs_, Path("log")));
 
   fs_.Crash();
 
@@ -343,7 +353,8 @@ TEST_F(CrashTest, HandlesFromBeforeTheCrashAreDead) {
   EXPECT_THAT(writer->Sync(), dead);
   EXPECT_THAT(writer->Close(), dead);
   // New handles work on the restored state.
-  ASSERT_OK_AND_ASSIGN(auto fresh, fs_.OpenForRead(Path("log")));
+  ASSERT_OK_AND_ASSIGN(auto fresh,
+                       fs::FileOpener::OpenForRead(fs_, Path("log")));
   EXPECT_THAT(fresh->ReadAt(0, 4, buffer), IsOkAndHolds(4u));
 }
 
@@ -353,8 +364,9 @@ TEST_F(CrashTest, FilesFoundInTheBaseFileSystemAreDurable) {
   for (const char* name : {"dir/appended", "dir/unlinked", "dir/renamed"}) {
     ASSERT_OK(fs::WriteStringToFile(posix_, Path(name), "found"));
   }
-  ASSERT_OK_AND_ASSIGN(auto file, fs_.OpenForWrite(Path("dir/appended"),
-                                                   fs::OpenMode::kMustExist));
+  ASSERT_OK_AND_ASSIGN(auto file,
+                       fs::FileOpener::OpenForWrite(fs_, Path("dir/appended"),
+                                                    fs::OpenMode::kMustExist));
   ASSERT_OK(file->Append("+more"));
   ASSERT_OK(fs_.Unlink(Path("dir/unlinked")));
   ASSERT_OK(fs_.Rename(Path("dir/renamed"), Path("moved")));
@@ -369,14 +381,15 @@ TEST_F(CrashTest, FilesFoundInTheBaseFileSystemAreDurable) {
 
 TEST_F(CrashTest, TrackingRestartsWithEverythingDurable) {
   CreateDurableFile("log", "synced");
-  ASSERT_OK_AND_ASSIGN(auto file,
-                       fs_.OpenForWrite(Path("log"), fs::OpenMode::kMustExist));
+  ASSERT_OK_AND_ASSIGN(
+      auto file,
+      fs::FileOpener::OpenForWrite(fs_, Path("log"), fs::OpenMode::kMustExist));
   ASSERT_OK(file->Append("+kept"));
   fs_.Crash({UnsyncedTail::kKeepAll, TailContent::kWritten});
 
   // What the first crash kept is durable now; new changes are tracked again.
-  ASSERT_OK_AND_ASSIGN(file,
-                       fs_.OpenForWrite(Path("log"), fs::OpenMode::kMustExist));
+  ASSERT_OK_AND_ASSIGN(file, fs::FileOpener::OpenForWrite(
+                                 fs_, Path("log"), fs::OpenMode::kMustExist));
   ASSERT_OK(file->Append("+dropped"));
   CreateFile("new", "x", /*sync_data=*/true, /*sync_dir=*/false);
   fs_.Crash();
@@ -388,8 +401,9 @@ TEST_F(CrashTest, TrackingRestartsWithEverythingDurable) {
 TEST_F(CrashTest, UnsyncedBytesCountsFromTheFirstUndurableChange) {
   CreateDurableFile("log", "0123456789");
   EXPECT_THAT(fs_.UnsyncedBytes(Path("log")), IsOkAndHolds(0u));
-  ASSERT_OK_AND_ASSIGN(auto file,
-                       fs_.OpenForWrite(Path("log"), fs::OpenMode::kMustExist));
+  ASSERT_OK_AND_ASSIGN(
+      auto file,
+      fs::FileOpener::OpenForWrite(fs_, Path("log"), fs::OpenMode::kMustExist));
   ASSERT_OK(file->Append("abc"));
   EXPECT_THAT(fs_.UnsyncedBytes(Path("log")), IsOkAndHolds(3u));
   ASSERT_OK(file->WriteAt(4, "x"));

@@ -18,7 +18,9 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "base/status_macros.h"
+#include "fs/file_opener.h"
 #include "fs/file_system.h"
+#include "fs/file_util.h"
 #include "fs/fs_util.h"
 
 namespace kaas::test::fault_fs_internal {
@@ -158,7 +160,8 @@ absl::StatusOr<Node*> DurabilityModel::OpenForWrite(
   KAAS_ASSIGN_OR_RETURN(const Location location, Resolve(path));
   Node* node = location.node;
   if (node != nullptr && !node->is_dir) KAAS_RETURN_IF_ERROR(Load(node));
-  KAAS_ASSIGN_OR_RETURN(*file, base_->OpenForWrite(path, mode));
+  KAAS_ASSIGN_OR_RETURN(*file,
+                        fs::FileOpener::OpenForWrite(*base_, path, mode));
   if (node == nullptr) {
     if (location.dir == nullptr) return OutOfSync(path);
     node = NewNode(/*is_dir=*/false);
@@ -403,7 +406,8 @@ absl::Status DurabilityModel::RestoreDurableState(TailPolicy keep_tail) {
       } else {
         KAAS_ASSIGN_OR_RETURN(
             const std::unique_ptr<fs::WritableFile> file,
-            base_->OpenForWrite(path, fs::OpenMode::kCreateExclusive));
+            fs::FileOpener::OpenForWrite(*base_, path,
+                                         fs::OpenMode::kCreateExclusive));
         KAAS_RETURN_IF_ERROR(file->Close());
         recreated.insert(node);
       }
@@ -445,9 +449,9 @@ absl::Status DurabilityModel::RewriteContent(Node* file, bool recreated,
       recreated
           ? 0
           : std::min<uint64_t>(LowestUnsyncedOffset(*file), target.size());
-  KAAS_ASSIGN_OR_RETURN(
-      const std::unique_ptr<fs::WritableFile> base_file,
-      base_->OpenForWrite(PathOf(file), fs::OpenMode::kMustExist));
+  KAAS_ASSIGN_OR_RETURN(const std::unique_ptr<fs::WritableFile> base_file,
+                        fs::FileOpener::OpenForWrite(*base_, PathOf(file),
+                                                     fs::OpenMode::kMustExist));
   if (from < target.size()) {
     KAAS_RETURN_IF_ERROR(
         base_file->WriteAt(from, absl::string_view(target).substr(from)));

@@ -22,6 +22,7 @@
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "fs/file_opener.h"
 #include "fs/file_system.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -42,8 +43,9 @@ using FaultTest = FaultInjectingFileSystemTest;
 
 TEST_F(FaultTest, InjectedErrnoGivesThePosixStatusCodeAndTheMarker) {
   CreateDurableFile("log", "");
-  ASSERT_OK_AND_ASSIGN(auto file,
-                       fs_.OpenForWrite(Path("log"), fs::OpenMode::kMustExist));
+  ASSERT_OK_AND_ASSIGN(
+      auto file,
+      fs::FileOpener::OpenForWrite(fs_, Path("log"), fs::OpenMode::kMustExist));
   struct Case {
     int error;
     absl::StatusCode code;
@@ -69,11 +71,13 @@ TEST_F(FaultTest, InjectedErrorLooksLikeThePosixError) {
       ops = {
           {FsOp::kOpenForRead,
            [&](fs::FileSystem& fs) {
-             return fs.OpenForRead(missing).status();
+             return fs::FileOpener::OpenForRead(fs, missing).status();
            }},
           {FsOp::kOpenForWrite,
            [&](fs::FileSystem& fs) {
-             return fs.OpenForWrite(missing, fs::OpenMode::kMustExist).status();
+             return fs::FileOpener::OpenForWrite(fs, missing,
+                                                 fs::OpenMode::kMustExist)
+                 .status();
            }},
           {FsOp::kRename,
            [&](fs::FileSystem& fs) { return fs.Rename(missing, Path("x")); }},
@@ -104,15 +108,20 @@ TEST_F(FaultTest, InjectedErrorLooksLikeThePosixError) {
 TEST_F(FaultTest, EveryOperationKindCanFail) {
   CreateDurableFile("f", "data");
   ASSERT_OK(fs_.CreateDirs(Path("d")));
-  ASSERT_OK_AND_ASSIGN(auto reader, fs_.OpenForRead(Path("f")));
-  ASSERT_OK_AND_ASSIGN(auto writer,
-                       fs_.OpenForWrite(Path("f"), fs::OpenMode::kMustExist));
+  ASSERT_OK_AND_ASSIGN(auto reader,
+                       fs::FileOpener::OpenForRead(fs_, Path("f")));
+  ASSERT_OK_AND_ASSIGN(
+      auto writer,
+      fs::FileOpener::OpenForWrite(fs_, Path("f"), fs::OpenMode::kMustExist));
   char buffer[4];
   const std::vector<std::pair<FsOp, std::function<absl::Status()>>> ops = {
-      {FsOp::kOpenForRead, [&] { return fs_.OpenForRead(Path("f")).status(); }},
+      {FsOp::kOpenForRead,
+       [&] { return fs::FileOpener::OpenForRead(fs_, Path("f")).status(); }},
       {FsOp::kOpenForWrite,
        [&] {
-         return fs_.OpenForWrite(Path("f"), fs::OpenMode::kMustExist).status();
+         return fs::FileOpener::OpenForWrite(fs_, Path("f"),
+                                             fs::OpenMode::kMustExist)
+             .status();
        }},
       {FsOp::kRead, [&] { return reader->ReadAt(0, 4, buffer).status(); }},
       {FsOp::kRead, [&] { return writer->ReadAt(0, 4, buffer).status(); }},
@@ -131,7 +140,8 @@ TEST_F(FaultTest, EveryOperationKindCanFail) {
       {FsOp::kRemoveDir, [&] { return fs_.RemoveDir(Path("d")); }},
       {FsOp::kListDir, [&] { return fs_.ListDir(root_).status(); }},
       {FsOp::kListDir, [&] { return fs_.ListDirEntries(root_).status(); }},
-      {FsOp::kLock, [&] { return fs_.LockFile(Path("lock")).status(); }},
+      {FsOp::kLock,
+       [&] { return fs::FileOpener::LockFile(fs_, Path("lock")).status(); }},
       {FsOp::kStat, [&] { return fs_.Stat(Path("f")).status(); }},
       {FsOp::kStat, [&] { return fs_.Exists(Path("f")).status(); }},
       {FsOp::kStat, [&] { return reader->Size().status(); }},
@@ -221,13 +231,14 @@ TEST_F(FaultTest, OnNextOpenForReadRunsOnceForTheFirstMatchingOpen) {
     ++runs;
     EXPECT_OK(fs_.Stat(Path("b.index")).status());
   });
-  ASSERT_OK(fs_.OpenForRead(Path("b.index")).status());
+  ASSERT_OK(fs::FileOpener::OpenForRead(fs_, Path("b.index")).status());
   EXPECT_EQ(runs, 0);
-  ASSERT_OK_AND_ASSIGN(auto file, fs_.OpenForRead(Path("a.log")));
+  ASSERT_OK_AND_ASSIGN(auto file,
+                       fs::FileOpener::OpenForRead(fs_, Path("a.log")));
   EXPECT_EQ(runs, 1);
   char byte = 0;
   EXPECT_THAT(file->ReadAt(0, 1, &byte), IsOkAndHolds(1));
-  ASSERT_OK(fs_.OpenForRead(Path("a.log")).status());
+  ASSERT_OK(fs::FileOpener::OpenForRead(fs_, Path("a.log")).status());
   EXPECT_EQ(runs, 1);
 }
 
@@ -235,8 +246,9 @@ TEST_F(FaultTest, OnNextOpenForReadRunsOnceForTheFirstMatchingOpen) {
 // holding no lock (it may use the filesystem itself).
 TEST_F(FaultTest, OnSyncObservesEverySyncOnTheSyncingThread) {
   CreateDurableFile("a.log", "");
-  ASSERT_OK_AND_ASSIGN(
-      auto file, fs_.OpenForWrite(Path("a.log"), fs::OpenMode::kMustExist));
+  ASSERT_OK_AND_ASSIGN(auto file,
+                       fs::FileOpener::OpenForWrite(fs_, Path("a.log"),
+                                                    fs::OpenMode::kMustExist));
   std::vector<std::string> synced;
   std::thread::id observed_thread;
   fs_.OnSync([&](const std::string& path) {
@@ -266,8 +278,9 @@ TEST_F(FaultTest, RenameMatchesEitherPath) {
 
 TEST_F(FaultTest, FailedWriteCanApplyATornPrefix) {
   CreateDurableFile("log", "");
-  ASSERT_OK_AND_ASSIGN(auto file,
-                       fs_.OpenForWrite(Path("log"), fs::OpenMode::kMustExist));
+  ASSERT_OK_AND_ASSIGN(
+      auto file,
+      fs::FileOpener::OpenForWrite(fs_, Path("log"), fs::OpenMode::kMustExist));
   Fault fault(FsOp::kAppend, ENOSPC);
   fault.torn_write_bytes = 3;
   fs_.InjectFault(fault);
@@ -283,10 +296,12 @@ TEST_F(FaultTest, FailedWriteCanApplyATornPrefix) {
 TEST_F(FaultTest, BlockedSyncWaitsForReleaseWithoutBlockingOthers) {
   CreateDurableFile("a.log", "");
   CreateDurableFile("b.index", "");
-  ASSERT_OK_AND_ASSIGN(
-      auto log, fs_.OpenForWrite(Path("a.log"), fs::OpenMode::kMustExist));
-  ASSERT_OK_AND_ASSIGN(
-      auto index, fs_.OpenForWrite(Path("b.index"), fs::OpenMode::kMustExist));
+  ASSERT_OK_AND_ASSIGN(auto log,
+                       fs::FileOpener::OpenForWrite(fs_, Path("a.log"),
+                                                    fs::OpenMode::kMustExist));
+  ASSERT_OK_AND_ASSIGN(auto index,
+                       fs::FileOpener::OpenForWrite(fs_, Path("b.index"),
+                                                    fs::OpenMode::kMustExist));
   ASSERT_OK(log->Append("record"));
   fs_.BlockSyncs(PathPattern::Substring(".log"));
 
@@ -313,8 +328,9 @@ TEST_F(FaultTest, BlockedSyncWaitsForReleaseWithoutBlockingOthers) {
 
 TEST_F(FaultTest, SyncMakesDurableOnlyWhatWasWrittenBeforeItStarted) {
   CreateDurableFile("log", "");
-  ASSERT_OK_AND_ASSIGN(auto file,
-                       fs_.OpenForWrite(Path("log"), fs::OpenMode::kMustExist));
+  ASSERT_OK_AND_ASSIGN(
+      auto file,
+      fs::FileOpener::OpenForWrite(fs_, Path("log"), fs::OpenMode::kMustExist));
   ASSERT_OK(file->Append("before"));
   fs_.BlockSyncs(PathPattern::Any());
   absl::Status status;
@@ -333,8 +349,9 @@ TEST_F(FaultTest, SyncMakesDurableOnlyWhatWasWrittenBeforeItStarted) {
 TEST_F(FaultTest, SyncBlockedAcrossACrashFailsAfterRelease) {
   CreateDurableFile("log", "");
   ASSERT_OK(fs_.CreateDirs(Path("d")));
-  ASSERT_OK_AND_ASSIGN(auto file,
-                       fs_.OpenForWrite(Path("log"), fs::OpenMode::kMustExist));
+  ASSERT_OK_AND_ASSIGN(
+      auto file,
+      fs::FileOpener::OpenForWrite(fs_, Path("log"), fs::OpenMode::kMustExist));
   ASSERT_OK(file->Append("record"));
   fs_.BlockSyncs(PathPattern::Any());
   absl::Status data_sync;
@@ -360,8 +377,9 @@ TEST_F(FaultTest, SyncBlockedAcrossACrashFailsAfterRelease) {
 
 TEST_F(FaultTest, SyncDelaySlowsEverySync) {
   CreateDurableFile("log", "");
-  ASSERT_OK_AND_ASSIGN(auto file,
-                       fs_.OpenForWrite(Path("log"), fs::OpenMode::kMustExist));
+  ASSERT_OK_AND_ASSIGN(
+      auto file,
+      fs::FileOpener::OpenForWrite(fs_, Path("log"), fs::OpenMode::kMustExist));
   const absl::Duration delay = absl::Milliseconds(20);
   fs_.SetSyncDelay(delay);
   // A lower bound only: SleepFor never returns early, so this cannot flake.
@@ -376,8 +394,9 @@ TEST_F(FaultTest, SyncDelaySlowsEverySync) {
 TEST_F(FaultTest, CountersCountCallsPerOperationKind) {
   CreateDurableFile("log", "");  // Open, write, datasync, close, syncdir.
   fs_.ResetCounts();
-  ASSERT_OK_AND_ASSIGN(auto file,
-                       fs_.OpenForWrite(Path("log"), fs::OpenMode::kMustExist));
+  ASSERT_OK_AND_ASSIGN(
+      auto file,
+      fs::FileOpener::OpenForWrite(fs_, Path("log"), fs::OpenMode::kMustExist));
   ASSERT_OK(file->Append("a"));
   ASSERT_OK(file->Append("b"));
   fs_.InjectFault(Fault(FsOp::kAppend, EIO));
@@ -419,7 +438,8 @@ TEST_F(FaultTest, BytesSyncedBeforeAConcurrentCrashSurviveIt) {
   std::vector<std::thread> threads;
   for (Writer& writer : writers) {
     threads.emplace_back([&] {
-      auto file = fs_.OpenForWrite(Path(writer.name), fs::OpenMode::kMustExist);
+      auto file = fs::FileOpener::OpenForWrite(fs_, Path(writer.name),
+                                               fs::OpenMode::kMustExist);
       for (int i = 0; file.ok() && i < kMaxRecords; ++i) {
         const std::string record = absl::StrCat(writer.name, ":", i, ";");
         if (!(*file)->Append(record).ok()) break;
@@ -456,14 +476,14 @@ TEST_F(FaultTest, BytesSyncedBeforeAConcurrentCrashSurviveIt) {
 // power loss can be opened again after it, as after a real one.
 TEST_F(FaultTest, CrashReleasesTheLocksTakenBeforeIt) {
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<fs::FileLock> before,
-                       fs_.LockFile(Path("leader.lock")));
-  EXPECT_THAT(fs_.LockFile(Path("leader.lock")).status(),
+                       fs::FileOpener::LockFile(fs_, Path("leader.lock")));
+  EXPECT_THAT(fs::FileOpener::LockFile(fs_, Path("leader.lock")).status(),
               StatusIs(absl::StatusCode::kUnavailable, _));
   fs_.Crash();
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<fs::FileLock> after,
-                       fs_.LockFile(Path("leader.lock")));
+                       fs::FileOpener::LockFile(fs_, Path("leader.lock")));
   before.reset();  // releasing a dead lock leaves the new one alone
-  EXPECT_THAT(fs_.LockFile(Path("leader.lock")).status(),
+  EXPECT_THAT(fs::FileOpener::LockFile(fs_, Path("leader.lock")).status(),
               StatusIs(absl::StatusCode::kUnavailable, _));
 }
 

@@ -15,7 +15,9 @@
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/optional.h"
+#include "fs/file_opener.h"
 #include "fs/file_system.h"
+#include "fs/file_util.h"
 #include "fs/fs_util.h"
 #include "fs/posix_file_system.h"
 #include "fs/test_util.h"
@@ -40,8 +42,9 @@ class FaultInjectingFileSystemTest : public ::testing::Test {
   void CreateFile(absl::string_view name, absl::string_view content,
                   bool sync_data, bool sync_dir) {
     const std::string path = Path(name);
-    ASSERT_OK_AND_ASSIGN(std::unique_ptr<fs::WritableFile> file,
-                         fs_.OpenForWrite(path, fs::OpenMode::kTruncate));
+    ASSERT_OK_AND_ASSIGN(
+        std::unique_ptr<fs::WritableFile> file,
+        fs::FileOpener::OpenForWrite(fs_, path, fs::OpenMode::kTruncate));
     ASSERT_OK(file->WriteAt(0, content));
     if (sync_data) {
       ASSERT_OK(file->DataSync());

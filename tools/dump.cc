@@ -16,6 +16,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "fs/file_opener.h"
 #include "fs/fs_util.h"
 #include "fs/posix_file_system.h"
 #include "storage/engine/topic_config.h"
@@ -230,7 +231,7 @@ class Dumper {
   // when it cannot be read.
   LogExtent ExtentOf(const std::string& path, int64_t base_offset) {
     absl::StatusOr<std::unique_ptr<fs::ReadableFile>> file =
-        fs_.OpenForRead(path);
+        fs::FileOpener::OpenForRead(fs_, path);
     if (!file.ok()) {
       out_ << "NOTE: " << path << " is not readable ("
            << file.status().message()

@@ -9,9 +9,9 @@
 #   3. the engine's layers read the time only through base/clock.h's Clock
 #      (or base/stopwatch.h for statistics), so time-based behaviour is
 #      testable on a ManualClock;
-#   4. only the owners of files open them: calls that open files
-#      (OpenForRead / OpenForWrite) appear only in //fs, //storage/segment,
-#      //storage/metadata, //testing, //tools and //bench sources.
+#   4. the owners of files listed in docs/ARCHITECTURE.md are exactly the
+#      packages //fs:file_opener is visible to (the probes of 1. show the
+#      others cannot open files).
 # Prints one "layering: ok <what>" or "layering: FAIL <what>" line per check.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -21,11 +21,13 @@ status=0
 # label of the probe -> the forbidden edge it tries.
 probes=(
   "//idempotence:layering_probe_reaches_partition|idempotence -> storage/partition"
-  "//txn:layering_probe_opens_files|txn -> fs"
+  "//txn:layering_probe_opens_files|txn opens files"
   "//storage/segment:layering_probe_reaches_partition|storage/segment -> storage/partition (upward)"
-  "//cleaner:layering_probe_opens_files|cleaner -> fs"
+  "//cleaner:layering_probe_opens_files|cleaner opens files"
   "//cleaner:layering_probe_reaches_partition|cleaner -> storage/partition"
-  "//placement:layering_probe_opens_files|placement -> fs"
+  "//placement:layering_probe_opens_files|placement opens files"
+  "//storage/partition:layering_probe_opens_files|storage/partition opens files"
+  "//storage/engine:layering_probe_opens_files|storage/engine opens files outside its small-file unit"
 )
 
 for entry in "${probes[@]}"; do
@@ -54,7 +56,8 @@ allowed_deps=(
   "storage/segment|base fs storage/batch"
   "storage/metadata|base fs storage/batch storage/common idempotence txn"
   "storage/partition|base fs storage/batch storage/common storage/metadata storage/segment idempotence txn"
-  "storage/engine|base fs storage/batch storage/common storage/metadata storage/segment storage/partition idempotence txn placement"
+  "storage/engine/small_files|base fs"
+  "storage/engine|base fs storage/batch storage/common storage/metadata storage/segment storage/partition storage/engine/small_files idempotence txn placement"
   "cleaner|base storage/common storage/engine storage/partition"
 )
 for entry in "${allowed_deps[@]}"; do
@@ -102,10 +105,23 @@ check_only_in "the engine reads time only through Clock or Stopwatch" \
   'absl::Now\(|GetCurrentTime|(system|steady|high_resolution)_clock::now|\btime\(nullptr\)|clock_gettime' \
   'base|tools|bench|testing|examples'
 
-# FileSystem::OpenForRead/OpenForWrite take a path (a non-empty argument
-# list; Segment::OpenForWrite() takes none). Tests damage files on purpose.
-check_only_in "files are opened only by their owning layers" \
-  '\bOpenFor(Read|Write)\([^)]' \
-  'fs|storage/segment|storage/metadata|testing|tools|bench'
+# The owners of files: //bazel:file_openers must list exactly the packages of
+# the table in docs/ARCHITECTURE.md, and //fs:file_opener must be visible to
+# that group alone.
+group_packages="$(sed -n '/name = "file_openers"/,/^)/p' bazel/BUILD.bazel |
+  grep -oE '"//[^"]+"' | tr -d '"' | sort)"
+doc_packages="$(sed -n '/<!-- file_openers: begin/,/<!-- file_openers: end/p' \
+  docs/ARCHITECTURE.md | grep -oE '^\| `//[^`]+`' | grep -oE '//[^`]+' | sort)"
+opener_visibility="$(bazel query 'attr(visibility, "//bazel:file_openers", //fs:file_opener)' 2>/dev/null)"
+if [[ -n "$group_packages" && "$group_packages" == "$doc_packages" &&
+      "$opener_visibility" == "//fs:file_opener" ]]; then
+  echo "layering: ok the owners of files in docs/ARCHITECTURE.md are //bazel:file_openers"
+else
+  echo "layering: FAIL docs/ARCHITECTURE.md's owners of files and //bazel:file_openers differ:"
+  diff <(echo "$doc_packages") <(echo "$group_packages")
+  [[ "$opener_visibility" == "//fs:file_opener" ]] ||
+    echo "//fs:file_opener is not visible to //bazel:file_openers alone"
+  status=1
+fi
 
 exit "$status"

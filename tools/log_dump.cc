@@ -11,6 +11,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
+#include "fs/file_opener.h"
 #include "storage/batch/record.h"
 #include "storage/batch/records.h"
 #include "storage/segment/log_scanner.h"
@@ -124,7 +125,7 @@ absl::StatusOr<LogDumpSummary> DumpLogFile(fs::FileSystem& fs,
                                            const LogDumpOptions& options,
                                            std::ostream& out) {
   KAAS_ASSIGN_OR_RETURN(std::unique_ptr<fs::ReadableFile> file,
-                        fs.OpenForRead(path));
+                        fs::FileOpener::OpenForRead(fs, path));
   LogDumpSummary summary;
   KAAS_ASSIGN_OR_RETURN(summary.file_size, file->Size());
   out << "Dumping " << path << " (" << summary.file_size << " bytes)\n";

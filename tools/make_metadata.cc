@@ -20,6 +20,7 @@
 #include "absl/flags/parse.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
+#include "fs/file_util.h"
 #include "fs/fs_util.h"
 #include "fs/posix_file_system.h"
 #include "storage/metadata/metadata_file.h"

@@ -10,6 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
+#include "fs/file_util.h"
 #include "fs/fs_util.h"
 #include "storage/engine/topic_config.h"
 #include "storage/engine/topic_identity.h"

@@ -11,6 +11,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "fs/file_opener.h"
+#include "fs/file_util.h"
 #include "fs/fs_util.h"
 #include "storage/batch/record_batch.h"
 #include "storage/metadata/partition_files.h"
@@ -177,7 +179,7 @@ class PartitionChecker {
     segment_check.id = id;
     segment_check.closed = !last;
     absl::StatusOr<std::unique_ptr<fs::ReadableFile>> file =
-        fs_.OpenForRead(path);
+        fs::FileOpener::OpenForRead(fs_, path);
     if (!file.ok()) {
       Problem(path, absl::StrCat("cannot open: ", file.status().message()));
       check_.segments.push_back(segment_check);

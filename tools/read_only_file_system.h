@@ -30,21 +30,23 @@ class ReadOnlyFileSystem final : public fs::FileSystemWrapper {
   explicit ReadOnlyFileSystem(fs::FileSystem* base)
       : fs::FileSystemWrapper(base) {}
 
-  // Refused (kFailedPrecondition); everything else is forwarded.
-  absl::StatusOr<std::unique_ptr<fs::WritableFile>> OpenForWrite(
-      const std::string& path, fs::OpenMode mode) override;
+  // Refused (kFailedPrecondition), as are OpenForWrite and LockFile;
+  // everything else is forwarded.
   absl::Status SyncDir(const std::string& dir) override;
   absl::Status Rename(const std::string& from, const std::string& to) override;
   absl::Status Unlink(const std::string& path) override;
   absl::Status RemoveDir(const std::string& dir) override;
   absl::Status CreateDirs(const std::string& dir) override;
-  absl::StatusOr<std::unique_ptr<fs::FileLock>> LockFile(
-      const std::string& path) override;
 
   // How many changes were refused.
   int64_t refused() const { return refused_.load(); }
 
  private:
+  absl::StatusOr<std::unique_ptr<fs::WritableFile>> OpenForWrite(
+      const std::string& path, fs::OpenMode mode) override;
+  absl::StatusOr<std::unique_ptr<fs::FileLock>> LockFile(
+      const std::string& path) override;
+
   absl::Status Refuse(absl::string_view operation, const std::string& path);
 
   std::atomic<int64_t> refused_{0};

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "fs/file_opener.h"
+#include "fs/file_util.h"
 #include "fs/fs_util.h"
 #include "fs/posix_file_system.h"
 #include "fs/test_util.h"
@@ -51,14 +53,16 @@ TEST_F(ReadOnlyFileSystemTest, ForwardsReads) {
 }
 
 TEST_F(ReadOnlyFileSystemTest, RefusesEveryChangeAndChangesNothing) {
-  EXPECT_THAT(
-      read_only_.OpenForWrite(Path("file"), fs::OpenMode::kMustExist).status(),
-      StatusIs(absl::StatusCode::kFailedPrecondition,
-               HasSubstr("refused to open for writing")));
-  EXPECT_THAT(
-      read_only_.OpenForWrite(Path("new"), fs::OpenMode::kTruncate).status(),
-      StatusIs(absl::StatusCode::kFailedPrecondition, _));
-  EXPECT_THAT(read_only_.LockFile(Path("lock")).status(),
+  EXPECT_THAT(fs::FileOpener::OpenForWrite(read_only_, Path("file"),
+                                           fs::OpenMode::kMustExist)
+                  .status(),
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       HasSubstr("refused to open for writing")));
+  EXPECT_THAT(fs::FileOpener::OpenForWrite(read_only_, Path("new"),
+                                           fs::OpenMode::kTruncate)
+                  .status(),
+              StatusIs(absl::StatusCode::kFailedPrecondition, _));
+  EXPECT_THAT(fs::FileOpener::LockFile(read_only_, Path("lock")).status(),
               StatusIs(absl::StatusCode::kFailedPrecondition, _));
   EXPECT_THAT(read_only_.Rename(Path("file"), Path("moved")),
               StatusIs(absl::StatusCode::kFailedPrecondition, _));

@@ -17,6 +17,7 @@
 #include "glog/logging.h"
 #include "storage/common/topic_name.h"
 #include "storage/engine/request_validation.h"
+#include "storage/engine/small_files/small_files.h"
 #include "storage/engine/topic_config.h"
 #include "storage/metadata/partition_files.h"
 
@@ -215,10 +216,11 @@ std::shared_ptr<absl::Mutex> DiskEngine::LifecycleLock(
 
 absl::StatusOr<std::optional<std::string>> DiskEngine::CompletedMoveCopy(
     const std::string& partition_dir) {
-  absl::StatusOr<std::string> target = fs::ReadFileToString(
-      *fs_, fs::JoinPath(partition_dir, kMovingToFileName));
-  if (!target.ok()) return std::nullopt;
-  const placement::LogDirInfo* dir = log_dirs_->Find(*target);
+  absl::StatusOr<std::optional<std::string>> target =
+      small_files::ReadSmallFile(
+          *fs_, fs::JoinPath(partition_dir, kMovingToFileName));
+  if (!target.ok() || !target->has_value()) return std::nullopt;
+  const placement::LogDirInfo* dir = log_dirs_->Find(**target);
   if (dir == nullptr) return std::nullopt;
   std::string copy =
       fs::JoinPath(dir->path, fs::Basename(fs::Dirname(partition_dir)),

@@ -34,6 +34,7 @@
 #include "storage/common/topic_name.h"
 #include "storage/engine/disk_engine.h"
 #include "storage/engine/request_validation.h"
+#include "storage/engine/small_files/small_files.h"
 #include "storage/engine/topic_config.h"
 #include "storage/engine/topic_identity.h"
 #include "storage/metadata/partition_files.h"
@@ -106,21 +107,21 @@ absl::StatusOr<bool> TopicFilesAgree(fs::FileSystem& fs, absl::string_view name,
 // them along: without them it would fall back to the engine defaults (a
 // keep-forever topic to the default retention, whose cleaner then deletes
 // its old segments) and escape the identity gate. Each file is written
-// durably (AtomicReplaceFile) where the target lacks it; one the target
-// already has must agree, otherwise the move fails (kInvalidConfig) rather
-// than silently pick one. REQUIRES: `to_topic_dir` exists.
+// durably (small_files::WriteSmallFile) where the target lacks it; one the
+// target already has must agree, otherwise the move fails (kInvalidConfig)
+// rather than silently pick one. REQUIRES: `to_topic_dir` exists.
 absl::Status CarryTopicFiles(fs::FileSystem& fs, const TopicPartition& tp,
                              const std::string& from_topic_dir,
                              const std::string& to_topic_dir) {
   for (absl::string_view name : {kTopicConfigFileName, kTopicIdFileName}) {
     const std::string from = fs::JoinPath(from_topic_dir, name);
     const std::string to = fs::JoinPath(to_topic_dir, name);
-    absl::StatusOr<std::string> content = fs::ReadFileToString(fs, from);
-    if (absl::IsNotFound(content.status())) continue;
-    KAAS_RETURN_IF_ERROR(content.status());
+    KAAS_ASSIGN_OR_RETURN(std::optional<std::string> content,
+                          small_files::ReadSmallFile(fs, from));
+    if (!content.has_value()) continue;
     KAAS_ASSIGN_OR_RETURN(bool present, fs.Exists(to));
     if (!present) {
-      KAAS_RETURN_IF_ERROR(fs::AtomicReplaceFile(fs, to, *content));
+      KAAS_RETURN_IF_ERROR(small_files::WriteSmallFile(fs, to, *content));
       continue;
     }
     KAAS_ASSIGN_OR_RETURN(
@@ -486,9 +487,10 @@ absl::Status DiskEngine::MoveQuiescedPartition(
   // stayed the partition's data).
   KAAS_RETURN_IF_ERROR(fs::RemoveTree(*fs_, staging));
   KAAS_RETURN_IF_ERROR(fs::RemoveTree(*fs_, destination));
-  KAAS_RETURN_IF_ERROR(fs::AtomicReplaceFile(
+  KAAS_RETURN_IF_ERROR(small_files::WriteSmallFile(
       *fs_, fs::JoinPath(source_dir, kMovingToFileName), target.name));
-  KAAS_RETURN_IF_ERROR(fs::CopyTree(*fs_, source_dir, staging));
+  KAAS_RETURN_IF_ERROR(
+      small_files::CopyPartitionDir(*fs_, source_dir, staging));
   // The copy carries the marker; at the target it would mean nothing.
   KAAS_RETURN_IF_ERROR(fs_->Unlink(fs::JoinPath(staging, kMovingToFileName)));
   KAAS_RETURN_IF_ERROR(fs_->SyncDir(staging));

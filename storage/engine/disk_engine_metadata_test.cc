@@ -6,6 +6,7 @@
 #include "absl/strings/match.h"
 #include "base/storage_error.h"
 #include "fs/fs_util.h"
+#include "fs/test_util.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "storage/engine/disk_engine_testlib.h"
@@ -29,7 +30,7 @@ class MetadataTest : public DiskEngineTest {
   void WriteTopicFile(absl::string_view name, absl::string_view json) {
     std::string dir = fs::JoinPath(data_dir(), "orders");
     ASSERT_OK(fs::CreateDirsDurably(fs(), dir));
-    ASSERT_OK(fs::AtomicReplaceFile(fs(), fs::JoinPath(dir, name), json));
+    ASSERT_OK(fs::ReplaceFileDurably(fs(), fs::JoinPath(dir, name), json));
   }
   void RemoveTopicFile(absl::string_view name) {
     ASSERT_OK(fs().Unlink(fs::JoinPath(data_dir(), "orders", name)));
@@ -173,8 +174,8 @@ TEST_F(MetadataTest, CorruptMetadataFilesAreSetAsideAndRebuilt) {
   for (const std::string& name : names) {
     if (name == "manifest" || name == "recovery-checkpoint" ||
         absl::EndsWith(name, ".snapshot")) {
-      ASSERT_OK(fs::AtomicReplaceFile(fs(), fs::JoinPath(partition_dir, name),
-                                      "\x01garbage"));
+      ASSERT_OK(fs::ReplaceFileDurably(fs(), fs::JoinPath(partition_dir, name),
+                                       "\x01garbage"));
     }
   }
   auto engine = NewEngine();

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/storage_error.h"
 #include "fs/fs_util.h"
+#include "fs/test_util.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "placement/static_placement.h"
@@ -193,7 +194,7 @@ TEST_F(MoveTest, MoveCarriesTheTopicConfigAndIdentity) {
   const std::string source_topic_dir = fs::JoinPath(data_dir(), "orders");
   const std::string target_topic_dir = fs::JoinPath(ExtraDir("fast"), "orders");
   ASSERT_OK(fs::CreateDirsDurably(fs(), source_topic_dir));
-  ASSERT_OK(fs::AtomicReplaceFile(
+  ASSERT_OK(fs::ReplaceFileDurably(
       fs(), fs::JoinPath(source_topic_dir, kTopicConfigFileName),
       R"({"retentionMs": -1})"));
   ASSERT_OK(WriteTopicIdStamp(fs(), source_topic_dir, id));
@@ -244,7 +245,7 @@ TEST_F(MoveTest, AMoveIntoATopicDirOfAnotherIdentityFails) {
   EXPECT_THAT(ReadTopicIdStamp(fs(), target_topic_dir),
               IsOkAndHolds(std::optional<std::string>(other_id)));
 
-  ASSERT_OK(fs::AtomicReplaceFile(
+  ASSERT_OK(fs::ReplaceFileDurably(
       fs(), fs::JoinPath(target_topic_dir, kTopicIdFileName),
       absl::StrCat(R"({"topicId": ")", absl::AsciiStrToUpper(id), R"("})")));
   EXPECT_OK(engine->MovePartitionToLogDir(kTp, "fast").status());
@@ -258,7 +259,7 @@ TEST_F(MoveTest, ABareTargetDirNeverMakesTheSourceReclaimable) {
   auto engine = NewEngine({"fast"});
   std::string written = Fill(*engine, 3);
   ASSERT_OK(engine->Relinquish(kTp));
-  ASSERT_OK(fs::AtomicReplaceFile(
+  ASSERT_OK(fs::ReplaceFileDurably(
       fs(), fs::JoinPath(data_dir(), "orders", "0", kMovingToFileName),
       "fast"));
   ASSERT_OK(fs::CreateDirsDurably(
@@ -279,10 +280,10 @@ TEST_F(MoveTest, OnlyLifecycleCallsFinishAnInterruptedMove) {
   // in place.
   const std::string source = fs::JoinPath(data_dir(), "orders", "0");
   const std::string copy = fs::JoinPath(ExtraDir("fast"), "orders", "0");
-  ASSERT_OK(fs::AtomicReplaceFile(fs(), fs::JoinPath(source, kMovingToFileName),
-                                  "fast"));
+  ASSERT_OK(fs::ReplaceFileDurably(
+      fs(), fs::JoinPath(source, kMovingToFileName), "fast"));
   ASSERT_OK(fs::CreateDirsDurably(fs(), fs::Dirname(copy)));
-  ASSERT_OK(fs::CopyTree(fs(), source, copy));
+  ASSERT_OK(fs::CopyTreeDurably(fs(), source, copy));
   ASSERT_OK(fs().Unlink(fs::JoinPath(copy, kMovingToFileName)));
 
   fs().ResetCounts();

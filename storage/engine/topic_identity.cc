@@ -13,6 +13,7 @@
 #include "base/storage_error.h"
 #include "fs/fs_util.h"
 #include "re2/re2.h"
+#include "storage/engine/small_files/small_files.h"
 #include "storage/engine/topic_identity.pb.h"
 #include "storage/engine/topic_json.h"
 
@@ -68,7 +69,7 @@ absl::Status WriteTopicIdStamp(fs::FileSystem& fs, const std::string& topic_dir,
   const std::string path = fs::JoinPath(topic_dir, kTopicIdFileName);
   // Never write what ReadTopicIdStamp would refuse.
   KAAS_RETURN_IF_ERROR(CheckStampId(topic_id, path));
-  return fs::AtomicReplaceFile(
+  return small_files::WriteSmallFile(
       fs, path,
       absl::StrCat("{\"topicId\":", JsonStringLiteral(topic_id), "}"));
 }

@@ -145,7 +145,7 @@ TEST_F(TopicIdStampTest, WriteThenReadRoundTrips) {
   ASSERT_OK(WriteTopicIdStamp(fs_, dir_.path(), kOldId));
   EXPECT_THAT(ReadTopicIdStamp(fs_, dir_.path()),
               IsOkAndHolds(Optional(std::string(kOldId))));
-  EXPECT_THAT(fs::ReadFileToString(fs_, StampPath()),
+  EXPECT_THAT(fs::ReadWholeFile(fs_, StampPath()),
               IsOkAndHolds(absl::StrCat(R"({"topicId":")", kOldId, "\"}")));
 }
 

@@ -15,6 +15,7 @@
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/util/json_util.h"
 #include "re2/re2.h"
+#include "storage/engine/small_files/small_files.h"
 
 namespace kaas {
 namespace {
@@ -212,9 +213,8 @@ std::string QuoteForMessage(absl::string_view value) {
 
 absl::StatusOr<std::optional<std::string>> ReadTopicFile(
     fs::FileSystem& fs, const std::string& path) {
-  absl::StatusOr<std::string> content =
-      fs::ReadFileToString(fs, path, kMaxTopicFileBytes);
-  if (absl::IsNotFound(content.status())) return std::nullopt;
+  absl::StatusOr<std::optional<std::string>> content =
+      small_files::ReadSmallFile(fs, path, kMaxTopicFileBytes);
   if (absl::IsPermissionDenied(content.status()) ||
       absl::IsOutOfRange(content.status())) {
     // Not a regular file, a link, or far too large: the operator's to fix.

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
+#include "fs/file_util.h"
 #include "fs/fs_util.h"
 #include "storage/batch/crc32c.h"
 

@@ -6,6 +6,7 @@
 #include "absl/strings/strip.h"
 #include "base/status_macros.h"
 #include "base/storage_error.h"
+#include "fs/file_opener.h"
 #include "fs/fs_util.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "storage/common/api_types.h"
@@ -35,7 +36,8 @@ absl::Status InvalidContent(const std::string& path,
 absl::StatusOr<std::unique_ptr<fs::FileLock>> LockPartitionDir(
     fs::FileSystem& fs, const std::string& dir) {
   const std::string path = PathOf(dir, kLockFileName);
-  absl::StatusOr<std::unique_ptr<fs::FileLock>> lock = fs.LockFile(path);
+  absl::StatusOr<std::unique_ptr<fs::FileLock>> lock =
+      fs::FileOpener::LockFile(fs, path);
   if (absl::IsUnavailable(lock.status())) {
     return StorageError(
         StorageErrorCode::kNotLeader,

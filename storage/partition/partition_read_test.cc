@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "base/storage_error.h"
+#include "fs/test_util.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "storage/batch/record_batch.h"
@@ -77,12 +78,7 @@ TEST_F(PartitionTest, ClosedSegmentReadsStopAtTheNextSegmentBase) {
   std::string zombie = Batch(2);
   WriteBigEndian64(zombie.data(), 2);
   std::string closed_log = PathOf("00000001-00000000000000000000.log");
-  {
-    ASSERT_OK_AND_ASSIGN(
-        auto file, fs().OpenForWrite(closed_log, fs::OpenMode::kMustExist));
-    ASSERT_OK_AND_ASSIGN(uint64_t size, file->Size());
-    ASSERT_OK(file->WriteAt(size, zombie));
-  }
+  ASSERT_OK(fs::AppendToFile(fs(), closed_log, zombie));
   std::string all = ReadAll(*partition);
   EXPECT_EQ(all.size(), 2 * Batch(2).size());
   EXPECT_EQ(ReadBigEndian64(all.data() + Batch(2).size()), 2);

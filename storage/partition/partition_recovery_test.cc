@@ -12,6 +12,7 @@
 #include "base/storage_error.h"
 #include "fs/fs_util.h"
 #include "fs/posix_file_system.h"
+#include "fs/test_util.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "storage/batch/record_batch.h"
@@ -74,7 +75,7 @@ class RecoveryTest : public PartitionTest {
     }
   }
   std::string ReadFile(absl::string_view name) {
-    return fs::ReadFileToString(*fs::PosixFileSystem::Default(), PathOf(name))
+    return fs::ReadWholeFile(*fs::PosixFileSystem::Default(), PathOf(name))
         .value();
   }
   void WriteFile(absl::string_view name, absl::string_view content) {

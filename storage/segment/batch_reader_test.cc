@@ -9,6 +9,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "fs/file_opener.h"
 #include "fs/file_system.h"
 #include "fs/posix_file_system.h"
 #include "fs/test_util.h"
@@ -115,7 +116,7 @@ class BatchReaderTest : public ::testing::Test {
   void Write(const TestLog& log) { Write(log.bytes); }
   void Write(const std::string& bytes) {
     ASSERT_OK(fs::WriteStringToFile(fs_, path_, bytes));
-    ASSERT_OK_AND_ASSIGN(file_, fs_.OpenForRead(path_));
+    ASSERT_OK_AND_ASSIGN(file_, fs::FileOpener::OpenForRead(fs_, path_));
     counting_ = std::make_unique<CountingFile>(*file_);
   }
   // A request over the whole log, hinted by `index`.

@@ -12,6 +12,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "base/status_macros.h"
+#include "fs/file_opener.h"
 #include "fs/file_system.h"
 #include "fs/posix_file_system.h"
 #include "fs/test_util.h"
@@ -222,7 +223,7 @@ class LogScannerTest : public ::testing::TestWithParam<bool> {
                                       const ScanOptions& options = {}) {
     visited_.clear();
     absl::StatusOr<std::unique_ptr<fs::ReadableFile>> file =
-        fs_.OpenForRead(path_);
+        fs::FileOpener::OpenForRead(fs_, path_);
     if (!file.ok()) return file.status();
     return ScanLog(
         **file, start_position, expected_offset, WithReadAhead(options),
@@ -339,8 +340,9 @@ TEST_P(LogScannerTest, FlippedBitInEveryByteOfAMiddleBatchIsDetected) {
   const uint64_t middle = log.positions[1];
   const uint64_t middle_size = log.end_of(1) - middle;
   ASSERT_OK(fs::WriteStringToFile(fs_, path_, log.bytes));
-  ASSERT_OK_AND_ASSIGN(std::unique_ptr<fs::WritableFile> writer,
-                       fs_.OpenForWrite(path_, fs::OpenMode::kMustExist));
+  ASSERT_OK_AND_ASSIGN(
+      std::unique_ptr<fs::WritableFile> writer,
+      fs::FileOpener::OpenForWrite(fs_, path_, fs::OpenMode::kMustExist));
   for (uint64_t byte = 0; byte < middle_size; ++byte) {
     for (int bit = 0; bit < 8; ++bit) {
       SCOPED_TRACE(absl::StrCat("byte ", byte, " bit ", bit));
@@ -454,8 +456,9 @@ TEST_P(LogScannerTest, GarbageAfterACleanLogStopsAtTheCleanEnd) {
 TEST_P(LogScannerTest, PseudoRandomGarbageNeverPassesAsABatch) {
   const TestLog log = FiveBatches();
   ASSERT_OK(fs::WriteStringToFile(fs_, path_, log.bytes));
-  ASSERT_OK_AND_ASSIGN(std::unique_ptr<fs::WritableFile> writer,
-                       fs_.OpenForWrite(path_, fs::OpenMode::kMustExist));
+  ASSERT_OK_AND_ASSIGN(
+      std::unique_ptr<fs::WritableFile> writer,
+      fs::FileOpener::OpenForWrite(fs_, path_, fs::OpenMode::kMustExist));
   uint64_t state = 42;
   for (int round = 0; round < 200; ++round) {
     // Longer every round, so each write replaces the whole tail.
@@ -533,7 +536,7 @@ TEST_P(LogScannerTest, VisitorCanStopTheWalk) {
   const TestLog log = FiveBatches();
   ASSERT_OK_AND_ASSIGN(auto file, [&]() {
     EXPECT_OK(fs::WriteStringToFile(fs_, path_, log.bytes));
-    return fs_.OpenForRead(path_);
+    return fs::FileOpener::OpenForRead(fs_, path_);
   }());
   int seen = 0;
   ASSERT_OK_AND_ASSIGN(ScanResult result,
@@ -620,7 +623,7 @@ TEST_P(LogScannerTest, EndPositionPastTheFileIsTheFileSize) {
 TEST_P(LogScannerTest, ReadErrorsPassThrough) {
   const TestLog log = FiveBatches();
   ASSERT_OK(fs::WriteStringToFile(fs_, path_, log.bytes));
-  ASSERT_OK_AND_ASSIGN(auto file, fs_.OpenForRead(path_));
+  ASSERT_OK_AND_ASSIGN(auto file, fs::FileOpener::OpenForRead(fs_, path_));
   FailingFile failing(*file);
   EXPECT_THAT(
       ScanLog(failing, 0, kBase, WithReadAhead(ScanOptions()),
@@ -659,7 +662,7 @@ TEST_P(LogScannerTest, AFlippedBitInALaterChunkStopsThere) {
 TEST_P(LogScannerTest, AReadErrorInALaterChunkPassesThrough) {
   const TestLog log = ManyBatches();
   ASSERT_OK(fs::WriteStringToFile(fs_, path_, log.bytes));
-  ASSERT_OK_AND_ASSIGN(auto file, fs_.OpenForRead(path_));
+  ASSERT_OK_AND_ASSIGN(auto file, fs::FileOpener::OpenForRead(fs_, path_));
   ObservedFile failing(*file, /*fail_from=*/log.bytes.size() / 2);
   ScanOptions options;
   options.buffer_bytes = 1000;
@@ -680,7 +683,7 @@ TEST_P(LogScannerTest, AReadErrorInALaterChunkPassesThrough) {
 TEST_P(LogScannerTest, ReadAheadReadsOnAnotherThread) {
   const TestLog log = ManyBatches();
   ASSERT_OK(fs::WriteStringToFile(fs_, path_, log.bytes));
-  ASSERT_OK_AND_ASSIGN(auto file, fs_.OpenForRead(path_));
+  ASSERT_OK_AND_ASSIGN(auto file, fs::FileOpener::OpenForRead(fs_, path_));
   ScanOptions options = WithReadAhead(ScanOptions());
   options.buffer_bytes = 1000;
   if (GetParam()) {
@@ -741,7 +744,7 @@ class DistortedFile : public fs::ReadableFile {
 TEST_P(LogScannerTest, AFileShorterThanItsSizeEndsWhereItsBytesEnd) {
   const TestLog log = ManyBatches();
   ASSERT_OK(fs::WriteStringToFile(fs_, path_, log.bytes));
-  ASSERT_OK_AND_ASSIGN(auto file, fs_.OpenForRead(path_));
+  ASSERT_OK_AND_ASSIGN(auto file, fs::FileOpener::OpenForRead(fs_, path_));
   for (uint64_t extra : {1, 100, 999, 5000}) {
     DistortedFile oversized(*file, extra);
     ASSERT_OK_AND_ASSIGN(ScanResult result, ScanInChunksOf1000(oversized));
@@ -759,7 +762,7 @@ TEST_P(LogScannerTest, AFileShorterThanItsSizeEndsWhereItsBytesEnd) {
 TEST_P(LogScannerTest, TheFirstShortReadIsTheEndEvenIfLaterReadsReturnBytes) {
   const TestLog log = ManyBatches();
   ASSERT_OK(fs::WriteStringToFile(fs_, path_, log.bytes));
-  ASSERT_OK_AND_ASSIGN(auto file, fs_.OpenForRead(path_));
+  ASSERT_OK_AND_ASSIGN(auto file, fs::FileOpener::OpenForRead(fs_, path_));
   for (size_t batch : {size_t{60}, size_t{100}, size_t{150}}) {
     const uint64_t end = log.positions[batch];
     DistortedFile short_at(*file, /*extra_size=*/0, end);
@@ -794,7 +797,7 @@ TEST(ChunkReadAhead, TheCallerReadsThePiecesTheHelperHasNotStarted) {
   fs::ScopedTempDir dir;
   const std::string path = dir.path() + "/00000000-00000000000000001000.log";
   ASSERT_OK(fs::WriteStringToFile(fs, path, log.bytes));
-  ASSERT_OK_AND_ASSIGN(auto file, fs.OpenForRead(path));
+  ASSERT_OK_AND_ASSIGN(auto file, fs::FileOpener::OpenForRead(fs, path));
   ScanOptions options;
   options.buffer_bytes = 1000;
   options.read_ahead_min_bytes = 1;

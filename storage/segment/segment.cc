@@ -7,6 +7,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "fs/file_opener.h"
+#include "fs/file_util.h"
 #include "fs/fs_util.h"
 #include "glog/logging.h"
 
@@ -54,13 +56,15 @@ absl::StatusOr<std::shared_ptr<Segment>> Segment::Create(
       new Segment(options, std::move(dir), id, 0, id.base_offset));
   std::string log_path = segment->path(SegmentFileKind::kLog);
   absl::StatusOr<std::unique_ptr<fs::WritableFile>> file =
-      options.fs->OpenForWrite(log_path, fs::OpenMode::kCreateExclusive);
+      fs::FileOpener::OpenForWrite(*options.fs, log_path,
+                                   fs::OpenMode::kCreateExclusive);
   if (absl::IsAlreadyExists(file.status())) {
     // Only an earlier failed attempt at this very roll can have left a file
     // with this name (a segment with data at this base and epoch would be the
     // active segment); its content is not part of the log.
     LOG(WARNING) << "reusing leftover segment file " << log_path;
-    file = options.fs->OpenForWrite(log_path, fs::OpenMode::kTruncate);
+    file = fs::FileOpener::OpenForWrite(*options.fs, log_path,
+                                        fs::OpenMode::kTruncate);
   }
   if (!file.ok()) return file.status();
   {
@@ -111,7 +115,8 @@ absl::Status Segment::OpenForWrite() {
   }
   KAAS_ASSIGN_OR_RETURN(
       std::unique_ptr<fs::WritableFile> file,
-      fs_->OpenForWrite(path(SegmentFileKind::kLog), fs::OpenMode::kMustExist));
+      fs::FileOpener::OpenForWrite(*fs_, path(SegmentFileKind::kLog),
+                                   fs::OpenMode::kMustExist));
   absl::MutexLock lock(&mu_);
   write_file_ = std::move(file);
   return absl::OkStatus();
@@ -119,8 +124,9 @@ absl::Status Segment::OpenForWrite() {
 
 absl::Status Segment::OpenForRecovery() {
   if (!read_only_) return OpenForWrite();
-  KAAS_ASSIGN_OR_RETURN(std::unique_ptr<fs::ReadableFile> file,
-                        fs_->OpenForRead(path(SegmentFileKind::kLog)));
+  KAAS_ASSIGN_OR_RETURN(
+      std::unique_ptr<fs::ReadableFile> file,
+      fs::FileOpener::OpenForRead(*fs_, path(SegmentFileKind::kLog)));
   absl::MutexLock lock(&mu_);
   recovery_file_ = std::move(file);
   return absl::OkStatus();
@@ -282,8 +288,9 @@ absl::StatusOr<SegmentRecovery> Segment::Recover(const RecoveryStart& start,
 absl::StatusOr<bool> Segment::IsBatchBoundary(uint64_t position,
                                               int64_t offset) {
   if (position == 0) return offset == id_.base_offset;
-  KAAS_ASSIGN_OR_RETURN(std::unique_ptr<fs::ReadableFile> file,
-                        fs_->OpenForRead(path(SegmentFileKind::kLog)));
+  KAAS_ASSIGN_OR_RETURN(
+      std::unique_ptr<fs::ReadableFile> file,
+      fs::FileOpener::OpenForRead(*fs_, path(SegmentFileKind::kLog)));
   KAAS_ASSIGN_OR_RETURN(uint64_t file_size, file->Size());
   if (position > file_size) return false;
   OffsetIndexEntry from{id_.base_offset, 0};
@@ -401,9 +408,9 @@ absl::Status Segment::PersistIndexFile(SegmentFileKind kind,
                                        size_t persisted_entries,
                                        size_t entry_size,
                                        size_t total_entries) {
-  KAAS_ASSIGN_OR_RETURN(
-      std::unique_ptr<fs::WritableFile> file,
-      fs_->OpenForWrite(path(kind), fs::OpenMode::kCreateIfMissing));
+  KAAS_ASSIGN_OR_RETURN(std::unique_ptr<fs::WritableFile> file,
+                        fs::FileOpener::OpenForWrite(
+                            *fs_, path(kind), fs::OpenMode::kCreateIfMissing));
   KAAS_RETURN_IF_ERROR(file->WriteAt(persisted_entries * entry_size, bytes));
   KAAS_ASSIGN_OR_RETURN(uint64_t file_size, file->Size());
   if (file_size != total_entries * entry_size) {
@@ -498,8 +505,9 @@ absl::StatusOr<std::shared_ptr<const SegmentReadState>> Segment::ReadState() {
 absl::StatusOr<std::shared_ptr<const SegmentReadState>>
 Segment::LoadClosedState() {
   KAAS_RETURN_IF_ERROR(CheckReadsOpen());
-  KAAS_ASSIGN_OR_RETURN(std::unique_ptr<fs::ReadableFile> opened,
-                        fs_->OpenForRead(path(SegmentFileKind::kLog)));
+  KAAS_ASSIGN_OR_RETURN(
+      std::unique_ptr<fs::ReadableFile> opened,
+      fs::FileOpener::OpenForRead(*fs_, path(SegmentFileKind::kLog)));
   std::shared_ptr<const fs::ReadableFile> file = std::move(opened);
   uint64_t log_size = size();
   int64_t next = next_offset();
