@@ -65,6 +65,14 @@ absl::Status ValidateManifest(const PartitionManifest& manifest) {
         "negative offsets (log start %d, log end %d)",
         manifest.log_start_offset(), manifest.log_end_offset()));
   }
+  // The engine never writes a log start past the log end it records (see
+  // Partition::ManifestLocked): one that is would make recovery delete every
+  // segment below it, intact or not.
+  if (manifest.log_start_offset() > manifest.log_end_offset()) {
+    return absl::DataLossError(absl::StrFormat(
+        "log start %d is past the log end %d", manifest.log_start_offset(),
+        manifest.log_end_offset()));
+  }
   const auto& epochs = manifest.epochs();
   for (int i = 0; i < epochs.size(); ++i) {
     const EpochStart& entry = epochs[i];

@@ -67,7 +67,8 @@ absl::StatusOr<PartitionManifest> ReadManifest(fs::FileSystem& fs,
 
 // What a checksum cannot tell: the leader epoch and every epoch of the
 // history in [0, 2^31), history epochs strictly ascending with start offsets
-// non-decreasing and none above the leader epoch, offsets non-negative.
+// non-decreasing and none above the leader epoch, offsets non-negative, the
+// log start not past the log end.
 // kDataLoss naming the first rule broken.
 absl::Status ValidateManifest(const PartitionManifest& manifest);
 

@@ -35,6 +35,7 @@ PartitionManifest Manifest(int64_t epoch, int64_t log_start) {
   PartitionManifest manifest;
   manifest.set_leader_epoch(epoch);
   manifest.set_log_start_offset(log_start);
+  manifest.set_log_end_offset(log_start);
   return manifest;
 }
 
@@ -106,6 +107,9 @@ TEST_F(PartitionFilesTest, AManifestSayingImpossibleThingsIsCorrupt) {
   cases.emplace_back("not ascending", descending);
   cases.emplace_back("not a Kafka leader epoch", Manifest(int64_t{1} << 31, 0));
   cases.emplace_back("negative offsets", Manifest(1, -5));
+  PartitionManifest start_past_end = Manifest(1, 1000);
+  start_past_end.set_log_end_offset(40);
+  cases.emplace_back("log start 1000 is past the log end 40", start_past_end);
   PartitionManifest above = Manifest(1, 0);
   EpochStart* entry = above.add_epochs();
   entry->set_epoch(4);

@@ -22,7 +22,9 @@ namespace {
 using ::kaas::test::HasStorageError;
 using ::kaas::test::HasStorageErrorWithMessage;
 using ::testing::Contains;
+using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::IsEmpty;
 using ::testing::Not;
 
 int CountSuffix(const std::vector<std::string>& names,
@@ -470,6 +472,41 @@ TEST_F(PartitionTest, CrashBetweenLogStartAndUnlinkNeverResurrectsRecords) {
   EXPECT_GE(report.deleted_segments, 1);
   EXPECT_LE(partition->Segments().front().base_offset, 8);
   EXPECT_GT(partition->Segments().front().base_offset, 0);
+}
+
+// Unsynced appends (acks=1, no flush) let DeleteRecords pass the durable
+// end. The manifest then records a log end no lower than its log start, so
+// it stays valid: after a power loss that takes the unsynced records, the
+// partition opens with its manifest (epoch, history, log start), the log
+// that ends short of the log start goes, and appends continue at the log
+// start: no offset below it is assigned twice.
+TEST_F(PartitionTest, DeleteRecordsPastTheDurableEndKeepsTheManifestValid) {
+  PartitionConfig config = SmallConfig();
+  config.flush_interval_messages = 0;  // fdatasync at roll and close only
+  auto partition = OpenLeader(1, config);
+  AppendDurably(*partition, Batch(2), 1);
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_OK(partition->Append(Batch(2), 1, Acks::kLeader).status());
+  }
+  // Past the one durable batch (the manifest's durable end is 2).
+  const int64_t high_watermark = partition->HighWatermark();
+  ASSERT_GT(high_watermark, 2);
+  ASSERT_OK(partition->DeleteRecords(high_watermark).status());
+  ASSERT_OK_AND_ASSIGN(metadata::PartitionManifest written,
+                       metadata::ReadManifest(fs(), dir()));
+  EXPECT_EQ(written.log_start_offset(), high_watermark);
+  EXPECT_GE(written.log_end_offset(), high_watermark);
+  fs().Crash();
+  partition.reset();
+  OpenReport report;
+  partition = OpenLeader(1, config, &report);
+  EXPECT_THAT(report.quarantined, IsEmpty());
+  EXPECT_THAT(report.deleted,
+              ElementsAre("00000001-00000000000000000000.log"));
+  EXPECT_EQ(partition->LeaderEpoch(), 1);
+  EXPECT_EQ(partition->LogStartOffset(), high_watermark);
+  EXPECT_EQ(partition->LogEndOffset(), high_watermark);
+  EXPECT_EQ(AppendDurably(*partition, Batch(1), 1), high_watermark);
 }
 
 TEST_F(PartitionTest, DeleteRecordsTrimsTheEpochHistory) {

@@ -39,8 +39,11 @@ metadata::PartitionManifest Partition::ManifestLocked() const {
   manifest.set_leader_epoch(leader_epoch_);
   manifest.set_log_start_offset(log_start_offset_);
   // What is durable, not what was written: recovery takes it for proof that
-  // every offset below it reached the disk (its durable floor).
-  manifest.set_log_end_offset(durable_end_);
+  // every offset below it reached the disk (its durable floor). Never below
+  // the log start: records below it are gone whether they reached the disk
+  // or not (DeleteRecords may pass the durable end when appends are not
+  // synced), and a manifest with its log start past its log end is invalid.
+  manifest.set_log_end_offset(std::max(durable_end_, log_start_offset_));
   SetEpochs(epochs_, &manifest);
   return manifest;
 }
@@ -319,6 +322,7 @@ absl::StatusOr<LogStartAdvance> Partition::AdvanceLogStart(int64_t target) {
     }
     manifest = ManifestLocked();
     manifest.set_log_start_offset(target);
+    manifest.set_log_end_offset(std::max(manifest.log_end_offset(), target));
   }
   // Kafka's leader-epoch cache forgets what lies below the log start,
   // keeping the epoch that covers it.

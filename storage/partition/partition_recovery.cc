@@ -240,6 +240,22 @@ absl::StatusOr<RecoveredLog> PartitionRecovery::Run(
 
   // ---- 8. The active segment, offsets, state, epochs.
   out.leader_epoch = std::max<int64_t>(manifest.leader_epoch(), plan.max_epoch);
+  // A log ending short of the durable log start (DeleteRecords passed
+  // unsynced records, which a crash then took) holds nothing readable. It
+  // goes, and the log continues at the log start below: no offset below it,
+  // which consumers may have been given, is ever assigned again.
+  if (!segments.empty() &&
+      segments.back()->next_offset() < manifest.log_start_offset()) {
+    for (const std::shared_ptr<Segment>& segment : segments) {
+      KAAS_RETURN_IF_ERROR(Drop(
+          *segment, absl::StrFormat("the log ends at %d, below the log start "
+                                    "offset %d",
+                                    segments.back()->next_offset(),
+                                    manifest.log_start_offset())));
+    }
+    touched.clear();
+    segments.clear();
+  }
   if (segments.empty()) {
     // Offsets are never reused: start at the highest offset the metadata
     // remembers.

@@ -776,6 +776,23 @@ TEST_F(ListingDamageTest, AManifestWithAnImpossibleHistoryIsSetAside) {
   EXPECT_THAT(report.problems, Contains(HasSubstr("not ascending")));
 }
 
+// A checksum-valid manifest whose log start lies past the log end it records
+// is no manifest the engine writes: obeyed, it made recovery delete every
+// intact segment below it. It is set aside and the log is served whole.
+TEST_F(ListingDamageTest, AManifestWithItsLogStartPastItsLogEndIsSetAside) {
+  metadata::PartitionManifest manifest;
+  manifest.set_leader_epoch(1);
+  manifest.set_log_start_offset(1000);
+  manifest.set_log_end_offset(end_);
+  ASSERT_OK(metadata::WriteMetadataFile(
+      fs(), PathOf(metadata::kManifestFileName),
+      metadata::MetadataKind::kManifest, metadata::kManifestVersion, manifest));
+  OpenReport report = OpenAndExpectEverything();
+  EXPECT_THAT(report.quarantined, ElementsAre("manifest"));
+  EXPECT_THAT(report.problems, Contains(HasSubstr("log start 1000 is past")));
+  EXPECT_EQ(report.deleted_segments, 0);
+}
+
 // The engine never follows a link or opens a FIFO in a partition dir: the
 // open is refused, naming the file, and the target is never touched.
 TEST_F(ListingDamageTest, ALinkOrAFifoInPlaceOfAnEngineFileRefusesTheOpen) {
