@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <limits>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -561,10 +562,19 @@ absl::StatusOr<std::shared_ptr<const SegmentReadState>> Segment::RebuildIndexes(
   options.verify_crc = false;
   options.buffer_bytes = kWalkBufferBytes;
   options.end_position = size();
+  // A closed segment ends at the next segment's base offset: batches from
+  // there on are a deposed leader's late writes (never served), so they
+  // neither enter the indexes nor count as damage.
+  const int64_t end_offset = next_offset();
+  std::optional<uint64_t> foreign_from;
   KAAS_ASSIGN_OR_RETURN(
       ScanResult scan,
       ScanLog(*file, 0, id_.base_offset, options,
               [&](const RecordBatchView& batch, uint64_t position) {
+                if (end_offset >= 0 && batch.base_offset() >= end_offset) {
+                  foreign_from = position;
+                  return false;
+                }
                 if (batch.max_timestamp() > max_timestamp) {
                   max_timestamp = batch.max_timestamp();
                   offset_of_max = batch.base_offset();
@@ -578,6 +588,11 @@ absl::StatusOr<std::shared_ptr<const SegmentReadState>> Segment::RebuildIndexes(
                 }
                 return true;
               }));
+  if (foreign_from.has_value()) {
+    scan.valid_end = *foreign_from;
+    scan.next_offset = end_offset;
+    scan.stop = ScanStop::kEndOfFile;
+  }
   if (max_timestamp >= 0 && scan.next_offset > id_.base_offset) {
     time_index->MaybeAppend(max_timestamp, scan.next_offset - 1);
   }

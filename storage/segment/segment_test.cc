@@ -751,16 +751,10 @@ TEST_F(SegmentTest, ClosedSegmentReadStopsAtTheNextSegmentBase) {
 // (segment.h, RecoveryStart::end_offset): an index rebuild must not take
 // them into the segment's time info or into the index files it writes back
 // (FORMATS.md section 6: a valid .timeindex entry is below the segment's
-// next offset).
-//
-// BUG (segment.cc, Segment::RebuildIndexes): the rebuild walks to size(),
-// not to next_offset(), so it counts the deposed leader's batch: GetTimeInfo
-// reports {900, 1016} (batch 6) instead of {500, 1006}, and the .timeindex it
-// writes back holds entries at offsets 1016 and 1017, at or past the next
-// offset 1016, so every later load finds it invalid and rebuilds again.
-// Disabled until that is fixed; remove DISABLED_ then.
+// next offset). It used to walk to size() and count the deposed leader's
+// batch, writing back a time index every later load found invalid.
 TEST_F(SegmentTest,
-       DISABLED_RebuildOfAClosedSegmentIgnoresBatchesPastTheNextSegmentBase) {
+       RebuildOfAClosedSegmentIgnoresBatchesPastTheNextSegmentBase) {
   TestLog log = SixBatches();
   log.Add(2, 20, 900);  // batch 6: a deposed leader's, with a later timestamp
   WriteFile(PathOf(kLogFile), log.bytes);
