@@ -21,6 +21,8 @@ struct NullFileSystem::FileData {
   absl::Mutex mu;
   uint64_t size ABSL_GUARDED_BY(mu) = 0;
   std::string contents ABSL_GUARDED_BY(mu);  // always empty for a sink
+  // The handle holding the file's lock (WritableFile::TryLock), if any.
+  const void* locked_by ABSL_GUARDED_BY(mu) = nullptr;
 };
 
 namespace {
@@ -106,9 +108,28 @@ class NullFile final : public fs::WritableFile {
   }
   absl::Status Sync() override { return DataSync(); }
 
+  absl::Status TryLock() override {
+    if (closed_.load()) return Closed(path_);
+    absl::MutexLock lock(&data_->mu);
+    if (data_->locked_by != nullptr && data_->locked_by != this) {
+      return absl::UnavailableError(
+          absl::StrCat("lock \"", path_, "\": held by another handle"));
+    }
+    data_->locked_by = this;
+    return absl::OkStatus();
+  }
+
   absl::Status Close() override {
     if (closed_.exchange(true)) return Closed(path_);
+    Unlock();
     return absl::OkStatus();
+  }
+
+  ~NullFile() override { Unlock(); }
+
+  void Unlock() override {
+    absl::MutexLock lock(&data_->mu);
+    if (data_->locked_by == this) data_->locked_by = nullptr;
   }
 
  private:

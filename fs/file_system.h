@@ -96,6 +96,18 @@ class WritableFile : public ReadableFile {
   // fsync(2): DataSync plus all metadata.
   virtual absl::Status Sync() = 0;
 
+  // Takes an exclusive advisory lock on the file through this handle without
+  // waiting (flock(2), like FileSystem::LockFile): kUnavailable if another
+  // handle, in this process or another, holds one. Released by Unlock() or
+  // when this handle's descriptor closes. A writer locks the file it appends
+  // to, so a second writer of the same file is refused even if the
+  // partition's lock file was removed behind the first one's back.
+  virtual absl::Status TryLock() = 0;
+
+  // Releases the lock of TryLock, if held; the handle stays open (readers
+  // may share it). Idempotent.
+  virtual void Unlock() = 0;
+
   // Closes the handle, reporting close(2) errors. Any later call fails with
   // kFailedPrecondition. The destructor closes an open handle silently.
   // REQUIRES: no other call on this handle is in flight.

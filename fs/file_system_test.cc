@@ -54,6 +54,8 @@ class RecordingFile final : public WritableFile {
     return absl::UnimplementedError("DataSync");
   }
   absl::Status Sync() override { return absl::UnimplementedError("Sync"); }
+  absl::Status TryLock() override { return absl::UnimplementedError("lock"); }
+  void Unlock() override {}
   absl::Status Close() override { return absl::UnimplementedError("Close"); }
 
  private:

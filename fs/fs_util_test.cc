@@ -229,6 +229,8 @@ class RecordingWritableFile final : public WritableFile {
     if (absl::Status s = fs_.Record(Op::kSync, path()); !s.ok()) return s;
     return base_->Sync();
   }
+  absl::Status TryLock() override { return base_->TryLock(); }
+  void Unlock() override { base_->Unlock(); }
   absl::Status Close() override {
     if (absl::Status s = fs_.Record(Op::kClose, path()); !s.ok()) return s;
     return base_->Close();

@@ -215,6 +215,22 @@ class PosixReadableFile final : public ReadableFile {
 // The single writer (WriteAt/WriteAtV/Append/Truncate/Close) owns `end_` and
 // is the only mutator of `fd_`; ReadAt/Size/DataSync/Sync only read `fd_`,
 // which Close (not concurrent with anything, per the contract) changes.
+// flock(LOCK_EX | LOCK_NB) on `fd`; kUnavailable if another open file
+// description holds a lock.
+absl::Status FlockExclusive(int fd, absl::string_view what) {
+  int rc;
+  do {
+    rc = ::flock(fd, LOCK_EX | LOCK_NB);
+  } while (rc != 0 && errno == EINTR);
+  if (rc == 0) return absl::OkStatus();
+  const int flock_errno = errno;
+  if (flock_errno == EWOULDBLOCK) {
+    return absl::UnavailableError(
+        absl::StrCat(what, ": held by another process or handle"));
+  }
+  return OsError(flock_errno, what);
+}
+
 class PosixWritableFile final : public WritableFile {
  public:
   // Takes ownership of `fd`; `size` is the file size at open.
@@ -341,6 +357,15 @@ class PosixWritableFile final : public WritableFile {
     return absl::OkStatus();
   }
 
+  absl::Status TryLock() override {
+    if (fd_ < 0) return ClosedError("lock", path_);
+    return FlockExclusive(fd_, absl::StrCat("lock ", Quote(path_)));
+  }
+
+  void Unlock() override {
+    if (fd_ >= 0) (void)::flock(fd_, LOCK_UN);
+  }
+
   absl::Status Close() override {
     if (fd_ < 0) return ClosedError("close", path_);
     const int fd = fd_;
@@ -426,22 +451,32 @@ absl::StatusOr<std::unique_ptr<WritableFile>> PosixFileSystem::OpenForWrite(
 absl::StatusOr<std::unique_ptr<FileLock>> PosixFileSystem::LockFile(
     const std::string& path) {
   const std::string what = absl::StrCat("lock ", Quote(path));
-  KAAS_ASSIGN_OR_RETURN(const int fd, OpenRegular(path, O_RDWR | O_CREAT,
-                                                  /*for_write=*/true, what));
-  int rc;
-  do {
-    rc = ::flock(fd, LOCK_EX | LOCK_NB);
-  } while (rc != 0 && errno == EINTR);
-  if (rc != 0) {
-    const int flock_errno = errno;
-    (void)CloseFd(fd, path);
-    if (flock_errno == EWOULDBLOCK) {
-      return absl::UnavailableError(
-          absl::StrCat(what, ": held by another process or handle"));
+  // A lock on a file that is no longer at `path` (unlinked or replaced
+  // between our open and our flock) locks nothing anyone else would look
+  // at: check the name still leads to the locked file, and retry if not.
+  for (int attempt = 0; attempt < 8; ++attempt) {
+    KAAS_ASSIGN_OR_RETURN(const int fd, OpenRegular(path, O_RDWR | O_CREAT,
+                                                    /*for_write=*/true, what));
+    absl::Status locked = FlockExclusive(fd, what);
+    if (!locked.ok()) {
+      (void)CloseFd(fd, path);
+      return locked;
     }
-    return OsError(flock_errno, what);
+    struct stat held;
+    struct stat named;
+    if (::fstat(fd, &held) != 0) {
+      const int fstat_errno = errno;
+      (void)CloseFd(fd, path);
+      return OsError(fstat_errno, absl::StrCat(what, ": fstat"));
+    }
+    if (::lstat(path.c_str(), &named) == 0 && named.st_dev == held.st_dev &&
+        named.st_ino == held.st_ino) {
+      return std::make_unique<PosixFileLock>(path, fd);
+    }
+    (void)CloseFd(fd, path);
   }
-  return std::make_unique<PosixFileLock>(path, fd);
+  return absl::UnavailableError(
+      absl::StrCat(what, ": the file keeps being replaced while locked"));
 }
 
 absl::Status PosixFileSystem::SyncDir(const std::string& dir) {

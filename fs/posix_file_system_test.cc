@@ -531,6 +531,37 @@ TEST_F(PosixFileSystemTest, ALockIsHeldAgainstOtherProcesses) {
       << "the child process got the lock";
 }
 
+// A lock file unlinked while held locks nothing anyone else finds: a new
+// file at the name is lockable. (The engine's second line of defence is the
+// lock on the writer's own handle, below.)
+TEST_F(PosixFileSystemTest, ALockFileRemovedWhileHeldLeavesTheNameLockable) {
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<FileLock> first,
+                       FileOpener::LockFile(fs_, Path("leader.lock")));
+  ASSERT_OK(fs_.Unlink(Path("leader.lock")));
+  EXPECT_OK(FileOpener::LockFile(fs_, Path("leader.lock")).status());
+}
+
+// A write handle's lock keeps a second writer of the same file out, even
+// through another handle of this process, until it is unlocked or closed.
+TEST_F(PosixFileSystemTest, AWriteHandleLockHasOneHolderAtATime) {
+  const std::string path = Path("a.log");
+  ASSERT_OK_AND_ASSIGN(
+      std::unique_ptr<WritableFile> first,
+      FileOpener::OpenForWrite(fs_, path, OpenMode::kCreateIfMissing));
+  ASSERT_OK_AND_ASSIGN(
+      std::unique_ptr<WritableFile> second,
+      FileOpener::OpenForWrite(fs_, path, OpenMode::kMustExist));
+  ASSERT_OK(first->TryLock());
+  EXPECT_OK(first->TryLock());  // its own lock again
+  EXPECT_THAT(second->TryLock(), StatusIs(absl::StatusCode::kUnavailable,
+                                          HasSubstr("held by another")));
+  first->Unlock();
+  ASSERT_OK(second->TryLock());
+  EXPECT_THAT(first->TryLock(), StatusIs(absl::StatusCode::kUnavailable, _));
+  ASSERT_OK(second->Close());
+  EXPECT_OK(first->TryLock());
+}
+
 TEST_F(PosixFileSystemTest,
        EveryCallOnAClosedHandleFailsWithFailedPrecondition) {
   const std::string path = Path("a.log");

@@ -163,6 +163,8 @@ class FaultInjectingFileSystem::File final : public fs::WritableFile {
         base_(std::move(base)),
         end_(size) {}
 
+  ~File() override { Unlock(); }
+
   absl::StatusOr<size_t> ReadAt(uint64_t offset, size_t n,
                                 char* dst) const override {
     return fs_->HandleReadAt(epoch_, *base_, offset, n, dst);
@@ -210,7 +212,32 @@ class FaultInjectingFileSystem::File final : public fs::WritableFile {
     return SyncData(FsOp::kSync, "fsync", [this] { return base_->Sync(); });
   }
 
+  // The lock is the wrapper's own (a table by path), so that Crash() and
+  // BreakLocks() can drop it while the handle lives on, as a reboot or a
+  // lost lease would.
+  absl::Status TryLock() override {
+    absl::MutexLock lock(&fs_->mu_);
+    if (fs_->epoch_ != epoch_) return DeadHandleError("lock", path());
+    KAAS_RETURN_IF_ERROR(fs_->CheckFault(FsOp::kLock, path(),
+                                         absl::StrCat("lock ", Quote(path()))));
+    auto [held, inserted] = fs_->write_locks_.try_emplace(path(), this);
+    if (!inserted && held->second != this) {
+      return absl::UnavailableError(absl::StrCat(
+          "lock ", Quote(path()), ": held by another process or handle"));
+    }
+    return absl::OkStatus();
+  }
+
+  void Unlock() override {
+    absl::MutexLock lock(&fs_->mu_);
+    auto held = fs_->write_locks_.find(path());
+    if (held != fs_->write_locks_.end() && held->second == this) {
+      fs_->write_locks_.erase(held);
+    }
+  }
+
   absl::Status Close() override {
+    Unlock();
     absl::MutexLock lock(&fs_->mu_);
     if (fs_->epoch_ != epoch_) {
       (void)base_->Close();  // Still release the descriptor.
@@ -491,6 +518,7 @@ void FaultInjectingFileSystem::ReleaseLocksLocked() {
     }
   }
   locks_.clear();
+  write_locks_.clear();
 }
 
 void FaultInjectingFileSystem::BreakLocks() {

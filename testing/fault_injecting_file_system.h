@@ -67,6 +67,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -106,7 +107,7 @@ enum class FsOp {
   kCreateDirs,
   kVolumeSpace,  // GetVolumeSpace
   kClose,        // WritableFile::Close
-  kLock,         // LockFile
+  kLock,         // LockFile, WritableFile::TryLock
 };
 inline constexpr int kNumFsOps = static_cast<int>(FsOp::kLock) + 1;
 
@@ -336,6 +337,10 @@ class FaultInjectingFileSystem final : public fs::FileSystemWrapper {
   std::function<void(const std::string&)> sync_observer_ ABSL_GUARDED_BY(mu_);
   // Locks taken and not released yet (Crash() releases them).
   std::vector<std::weak_ptr<HeldLock>> locks_ ABSL_GUARDED_BY(mu_);
+  // Locks taken through write handles (WritableFile::TryLock): path -> the
+  // handle holding it.
+  absl::flat_hash_map<std::string, const void*> write_locks_
+      ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace kaas::test

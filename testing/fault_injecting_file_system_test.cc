@@ -487,5 +487,35 @@ TEST_F(FaultTest, CrashReleasesTheLocksTakenBeforeIt) {
               StatusIs(absl::StatusCode::kUnavailable, _));
 }
 
+// Write-handle locks behave as the POSIX ones (one holder; released by
+// Unlock or Close), and a power loss or a lost lease drops them while the
+// handles live on.
+TEST_F(FaultTest, WriteHandleLocksHaveOneHolderAndGoWithACrashOrBreakLocks) {
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<fs::WritableFile> first,
+                       fs::FileOpener::OpenForWrite(
+                           fs_, Path("a.log"), fs::OpenMode::kCreateIfMissing));
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<fs::WritableFile> second,
+                       fs::FileOpener::OpenForWrite(fs_, Path("a.log"),
+                                                    fs::OpenMode::kMustExist));
+  ASSERT_OK(first->TryLock());
+  EXPECT_THAT(second->TryLock(), StatusIs(absl::StatusCode::kUnavailable, _));
+  first->Unlock();
+  ASSERT_OK(second->TryLock());
+  EXPECT_THAT(first->TryLock(), StatusIs(absl::StatusCode::kUnavailable, _));
+  fs_.BreakLocks();
+  EXPECT_OK(first->TryLock());
+  ASSERT_OK(second->Close());
+  fs_.Crash();
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<fs::WritableFile> after,
+                       fs::FileOpener::OpenForWrite(
+                           fs_, Path("a.log"), fs::OpenMode::kCreateIfMissing));
+  EXPECT_OK(after->TryLock());
+  first.reset();  // a dead handle leaves the new lock alone
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<fs::WritableFile> other,
+                       fs::FileOpener::OpenForWrite(fs_, Path("a.log"),
+                                                    fs::OpenMode::kMustExist));
+  EXPECT_THAT(other->TryLock(), StatusIs(absl::StatusCode::kUnavailable, _));
+}
+
 }  // namespace
 }  // namespace kaas::test

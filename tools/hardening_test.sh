@@ -92,6 +92,42 @@ test_a_second_writer_is_refused_while_one_leads() {
   expect_err 'read 2 batches of t-0 from offset 0; next offset 4'
 }
 
+# A writer's lock file removed behind its back: the second writer is still
+# refused (the first one's active segment is locked), and nothing the first
+# acknowledged is overwritten.
+test_a_second_writer_is_refused_when_the_lock_file_was_removed() {
+  make_batches --count=1 >one.bin
+  make_batches --count=1 --value_bytes=77 >other.bin
+  mkfifo in to_test
+  "${KAASLOG}" append --data_dir=d --topic=t <in >to_test 2>first.err &
+  local first=$!
+  exec 3>in 4<to_test
+  cat one.bin >&3
+  local line
+  read -r line <&4
+  [[ "${line}" == offset=0 ]] || fail "the first writer said '${line}'"
+  rm d/t/0/leader.lock
+  for epoch in -1 2; do
+    kaaslog append --data_dir=d --topic=t --epoch="${epoch}" <other.bin
+    expect_rc 1
+    expect_err 'error=NOT_LEADER_OR_FOLLOWER .*written by another engine'
+    expect_no_out '^offset='
+  done
+  # The first writer still leads and acknowledges.
+  cat one.bin >&3
+  read -r line <&4
+  [[ "${line}" == offset=2 ]] || fail "the first writer said '${line}'"
+  exec 3>&-
+  wait "${first}" || fail "the first writer failed: $(cat first.err)"
+  exec 4<&-
+  kaaslog read --data_dir=d --topic=t
+  expect_rc 0
+  expect_err 'read 2 batches of t-0 from offset 0; next offset 4'
+  # From the magic byte on (base offset and leader epoch are the engine's).
+  cmp <(tail -c +17 out | head -c $(($(stat -c %s one.bin) - 16))) \
+    <(tail -c +17 one.bin) || fail "an acknowledged batch was overwritten"
+}
+
 # ---- Findings 3 and 4: stray segment files cost nothing ---------------------
 
 test_stray_segment_files_cost_nothing() {

@@ -501,8 +501,7 @@ TEST_F(PartitionTest, DeleteRecordsPastTheDurableEndKeepsTheManifestValid) {
   OpenReport report;
   partition = OpenLeader(1, config, &report);
   EXPECT_THAT(report.quarantined, IsEmpty());
-  EXPECT_THAT(report.deleted,
-              ElementsAre("00000001-00000000000000000000.log"));
+  EXPECT_THAT(report.deleted, ElementsAre("00000001-00000000000000000000.log"));
   EXPECT_EQ(partition->LeaderEpoch(), 1);
   EXPECT_EQ(partition->LogStartOffset(), high_watermark);
   EXPECT_EQ(partition->LogEndOffset(), high_watermark);

@@ -7,7 +7,11 @@
 
 #include <algorithm>
 #include <limits>
+#include <optional>
+#include <set>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -83,12 +87,56 @@ absl::Status PartitionRecovery::Drop(Segment& segment, const std::string& why) {
   return segment.DeleteFiles();
 }
 
+absl::Status PartitionRecovery::CheckNoOtherWriter(
+    const DirectoryListing& listing) {
+  auto led_elsewhere = [&](absl::string_view why) {
+    return StorageError(
+        StorageErrorCode::kNotLeader,
+        absl::StrCat(dir_,
+                     " is written by another engine although its lock "
+                     "file was free (was it removed?): ",
+                     why));
+  };
+  for (auto listed = listing.logs.rbegin(); listed != listing.logs.rend();
+       ++listed) {
+    std::shared_ptr<Segment> probe =
+        Segment::Listed(options_, dir_, listed->id, listed->size);
+    absl::Status opened = probe->OpenForWrite();
+    if (absl::IsUnavailable(opened)) return led_elsewhere(opened.message());
+    if (absl::IsNotFound(opened)) {
+      return led_elsewhere(
+          absl::StrCat(LogName(listed->id), " vanished while opening"));
+    }
+    KAAS_RETURN_IF_ERROR(opened);
+    probe->ReleaseWriteHandle();
+    if (listed->size > 0) break;
+  }
+  std::set<std::string> before;
+  for (const ListedSegment& listed : listing.logs) {
+    before.insert(LogName(listed.id));
+  }
+  KAAS_ASSIGN_OR_RETURN(std::vector<std::string> names, fs_.ListDir(dir_));
+  std::set<std::string> after;
+  for (std::string& name : names) {
+    std::optional<segment::ParsedSegmentFile> parsed =
+        segment::ParseSegmentFileName(name);
+    if (parsed.has_value() && parsed->kind == SegmentFileKind::kLog) {
+      after.insert(std::move(name));
+    }
+  }
+  if (after != before) {
+    return led_elsewhere("its segment files changed while it was opened");
+  }
+  return absl::OkStatus();
+}
+
 // ---- Run -------------------------------------------------------------------
 
 absl::StatusOr<RecoveredLog> PartitionRecovery::Run(
     const metadata::ProducerFences& fences) {
   RecoveredLog out;
   KAAS_ASSIGN_OR_RETURN(DirectoryListing listing, ListDirectory());
+  if (leader()) KAAS_RETURN_IF_ERROR(CheckNoOtherWriter(listing));
   out.brand_new = listing.brand_new;
   KAAS_ASSIGN_OR_RETURN(out.manifest, LoadManifest());
   const metadata::PartitionManifest& manifest = out.manifest.manifest;

@@ -197,6 +197,15 @@ class PartitionRecovery {
   // ---- The phases ---------------------------------------------------------
 
   absl::StatusOr<DirectoryListing> ListDirectory();
+  // Leader only, before anything changes: another engine may still write
+  // the log although this one holds the partition lock (a lock file removed
+  // and created anew behind its back). Its active segment's write handle is
+  // locked, so the last segments are opened for writing (which locks them)
+  // up to the last one with data, then the directory is listed again (a
+  // writer rolling meanwhile creates and locks its new segment before it
+  // releases the old one, so a new name shows). kNotLeader if either finds
+  // another writer.
+  absl::Status CheckNoOtherWriter(const DirectoryListing& listing);
   absl::StatusOr<ManifestState> LoadManifest();
   static SegmentPlan PlanSegments(const DirectoryListing& listing,
                                   const ManifestState& manifest);

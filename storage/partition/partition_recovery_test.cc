@@ -832,6 +832,30 @@ TEST_F(ListingDamageTest, OneLeaderAtATime) {
   EXPECT_OK(TryOpen(Config()).status());
 }
 
+// The partition's lock file removed behind a running leader's back: a second
+// leader's open takes a new lock file, but finds the first one's active
+// segment locked and stops before changing anything; the first keeps
+// appending, and nothing it acknowledged is overwritten.
+TEST_F(ListingDamageTest, ASecondLeaderIsRefusedWhenTheLockFileWasRemoved) {
+  auto first = OpenLeader(1, Config());
+  ASSERT_OK(fs().Unlink(PathOf("leader.lock")));
+  std::vector<std::pair<std::string, std::string>> before;
+  for (const std::string& name : ListDir()) {
+    before.emplace_back(name, ReadFile(name));
+  }
+  EXPECT_THAT(TryOpen(Config()).status(),
+              HasStorageErrorWithMessage(StorageErrorCode::kNotLeader,
+                                         HasSubstr("written by another")));
+  std::vector<std::pair<std::string, std::string>> after;
+  for (const std::string& name : ListDir()) {
+    if (name != "leader.lock") after.emplace_back(name, ReadFile(name));
+  }
+  EXPECT_TRUE(before == after) << "the refused open changed files";
+  EXPECT_EQ(AppendDurably(*first, Batch(1, 300)), end_);
+  ASSERT_OK(first->Relinquish());
+  EXPECT_OK(TryOpen(Config()).status());
+}
+
 // ---- Read-only opens --------------------------------------------------------
 
 // A read-only open decides what a leader's open would, changes nothing, and

@@ -28,6 +28,21 @@ uint64_t MaxIndexBytes(uint64_t log_size, size_t entry_size) {
   return (log_size / batch_layout::kHeaderSize + 2) * entry_size;
 }
 
+// The write handle of a segment is locked for as long as it is open, so
+// that a second writer (another engine that took over while this one still
+// runs, its partition lock file removed behind its back) is refused before
+// it changes a byte, instead of overwriting acknowledged batches.
+absl::Status LockForWriting(fs::WritableFile& file) {
+  absl::Status locked = file.TryLock();
+  if (absl::IsUnavailable(locked)) {
+    return absl::UnavailableError(absl::StrCat(
+        file.path(),
+        " is open for writing by another engine (its write handle is "
+        "locked): the partition is led elsewhere"));
+  }
+  return locked;
+}
+
 }  // namespace
 
 Segment::Segment(const SegmentOptions& options, std::string dir, SegmentId id,
@@ -48,7 +63,15 @@ Segment::Segment(const SegmentOptions& options, std::string dir, SegmentId id,
   persisting_stopped_ = read_only_;
 }
 
-Segment::~Segment() { cache_->Erase(cache_key_); }
+Segment::~Segment() {
+  // A read state in the cache may keep the write handle open for readers;
+  // the lock of a writer goes with the segment.
+  {
+    absl::MutexLock lock(&mu_);
+    if (write_file_ != nullptr) write_file_->Unlock();
+  }
+  cache_->Erase(cache_key_);
+}
 
 absl::StatusOr<std::shared_ptr<Segment>> Segment::Create(
     const SegmentOptions& options, std::string dir, SegmentId id) {
@@ -68,6 +91,7 @@ absl::StatusOr<std::shared_ptr<Segment>> Segment::Create(
                                         fs::OpenMode::kTruncate);
   }
   if (!file.ok()) return file.status();
+  KAAS_RETURN_IF_ERROR(LockForWriting(**file));
   {
     absl::MutexLock writer(&segment->writer_);
     segment->index_ = std::make_shared<OffsetIndex>(id.base_offset);
@@ -118,6 +142,7 @@ absl::Status Segment::OpenForWrite() {
       std::unique_ptr<fs::WritableFile> file,
       fs::FileOpener::OpenForWrite(*fs_, path(SegmentFileKind::kLog),
                                    fs::OpenMode::kMustExist));
+  KAAS_RETURN_IF_ERROR(LockForWriting(*file));
   absl::MutexLock lock(&mu_);
   write_file_ = std::move(file);
   return absl::OkStatus();
@@ -487,6 +512,9 @@ void Segment::ReleaseWriteHandle() {
     recovery_file = std::move(recovery_file_);
     state = std::move(active_state_);
   }
+  // Readers may keep the descriptor (through the cache); the lock that kept
+  // other writers out goes now.
+  if (file != nullptr) file->Unlock();
   // The cached read state (if any) keeps the descriptor open for readers
   // until evicted or dropped; a handle nobody else holds closes here.
 }
