@@ -577,6 +577,25 @@ SegmentPlan PartitionRecovery::PlanSegments(const DirectoryListing& listing,
 
 // ---- 4. ApplyPlan ----------------------------------------------------------
 
+namespace {
+
+// A segment left the plan: its epoch counts for nothing (nor in a history
+// rebuilt from names).
+void RecomputeEpochs(SegmentPlan& plan) {
+  plan.max_epoch = 0;
+  for (const ListedSegment& kept : plan.log) {
+    plan.max_epoch = std::max<int64_t>(plan.max_epoch, kept.id.epoch);
+  }
+  if (!plan.epochs_from_manifest) {
+    plan.epochs = EpochHistory();
+    for (const ListedSegment& kept : plan.log) {
+      plan.epochs.Begin(kept.id.epoch, kept.id.base_offset);
+    }
+  }
+}
+
+}  // namespace
+
 absl::StatusOr<std::vector<std::shared_ptr<Segment>>>
 PartitionRecovery::ApplyPlan(SegmentPlan& plan) {
   for (const SegmentPlan::Removal& removal : plan.removals) {
@@ -596,8 +615,33 @@ PartitionRecovery::ApplyPlan(SegmentPlan& plan) {
     if (leader()) KAAS_RETURN_IF_ERROR(segment->Quarantine());
   }
   std::vector<std::shared_ptr<Segment>> segments;
+  std::vector<ListedSegment> fitting;
   for (const ListedSegment& listed : plan.log) {
-    segments.push_back(Segment::Listed(options_, dir_, listed.id, listed.size));
+    std::shared_ptr<Segment> segment =
+        Segment::Listed(options_, dir_, listed.id, listed.size);
+    // A file whose first batch is not at the base offset of its name (a copy
+    // or a rename of another segment) is no segment of this log: kept in
+    // it, it would end the segment before it early and serve its batches
+    // under other offsets.
+    KAAS_ASSIGN_OR_RETURN(std::optional<int64_t> first,
+                          segment->FirstBatchOffset());
+    if (first.has_value() && *first != listed.id.base_offset) {
+      Note(absl::StrFormat(
+          "%s: sets it aside as %s%s (%d bytes, never served): its first "
+          "batch is at offset %d, not at the base offset %d its name says",
+          LogName(listed.id), LogName(listed.id), segment::kQuarantineSuffix,
+          listed.size, *first, listed.id.base_offset));
+      report_.quarantined.push_back(LogName(listed.id));
+      dir_changed_ = true;
+      if (leader()) KAAS_RETURN_IF_ERROR(segment->Quarantine());
+      continue;
+    }
+    segments.push_back(std::move(segment));
+    fitting.push_back(listed);
+  }
+  if (fitting.size() != plan.log.size()) {
+    plan.log = std::move(fitting);
+    RecomputeEpochs(plan);
   }
   for (size_t i = 0; i + 1 < segments.size(); ++i) {
     segments[i]->SetNextOffset(segments[i + 1]->base_offset());
@@ -616,17 +660,7 @@ PartitionRecovery::ApplyPlan(SegmentPlan& plan) {
       segments.pop_back();
       segments.back()->SetNextOffset(-1);
       plan.log.pop_back();
-      // Its epoch counts for nothing (nor in a history rebuilt from names).
-      plan.max_epoch = 0;
-      for (const ListedSegment& kept : plan.log) {
-        plan.max_epoch = std::max<int64_t>(plan.max_epoch, kept.id.epoch);
-      }
-      if (!plan.epochs_from_manifest) {
-        plan.epochs = EpochHistory();
-        for (const ListedSegment& kept : plan.log) {
-          plan.epochs.Begin(kept.id.epoch, kept.id.base_offset);
-        }
-      }
+      RecomputeEpochs(plan);
     }
   }
   // Where an empty stray lay between two segments, say whether they meet.

@@ -793,6 +793,22 @@ TEST_F(ListingDamageTest, AManifestWithItsLogStartPastItsLogEndIsSetAside) {
   EXPECT_EQ(report.deleted_segments, 0);
 }
 
+// A copy of a segment under another base name (its first batch is not at the
+// offset its name says) is no segment of the log: it used to end the segment
+// before it early, making intact acknowledged offsets unreadable. It is set
+// aside and the log is served whole.
+TEST_F(ListingDamageTest, ACopyOfASegmentUnderAnotherNameIsSetAside) {
+  WriteFile("00000001-00000000000000000007.log",
+            ReadFile("00000001-00000000000000000005.log"));
+  OpenReport report = OpenAndExpectEverything();
+  EXPECT_THAT(report.quarantined,
+              ElementsAre("00000001-00000000000000000007.log"));
+  EXPECT_THAT(report.problems,
+              Contains(HasSubstr("its first batch is at offset 5")));
+  EXPECT_THAT(ListDir(),
+              Contains("00000001-00000000000000000007.log.quarantined"));
+}
+
 // The engine never follows a link or opens a FIFO in a partition dir: the
 // open is refused, naming the file, and the target is never touched.
 TEST_F(ListingDamageTest, ALinkOrAFifoInPlaceOfAnEngineFileRefusesTheOpen) {

@@ -311,6 +311,16 @@ absl::StatusOr<SegmentRecovery> Segment::Recover(const RecoveryStart& start,
   return recovery;
 }
 
+absl::StatusOr<std::optional<int64_t>> Segment::FirstBatchOffset() {
+  KAAS_ASSIGN_OR_RETURN(
+      std::unique_ptr<fs::ReadableFile> file,
+      fs::FileOpener::OpenForRead(*fs_, path(SegmentFileKind::kLog)));
+  char header[batch_layout::kLogOverhead];
+  KAAS_ASSIGN_OR_RETURN(size_t n, file->ReadAt(0, sizeof(header), header));
+  if (n < sizeof(header)) return std::nullopt;
+  return static_cast<int64_t>(ReadBigEndian64(header));
+}
+
 absl::StatusOr<bool> Segment::IsBatchBoundary(uint64_t position,
                                               int64_t offset) {
   if (position == 0) return offset == id_.base_offset;

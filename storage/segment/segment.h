@@ -175,6 +175,13 @@ class Segment {
   // (a recovery checkpoint is trusted only if it passes this).
   absl::StatusOr<bool> IsBatchBoundary(uint64_t position, int64_t offset);
 
+  // The base offset the first batch of the file claims (its first 8 bytes),
+  // or nullopt for a file shorter than a batch's length prefix. Reads
+  // through a handle of its own; for a listed segment before recovery: a
+  // file whose first batch is not at the base offset its name says is no
+  // segment of this log (a copy or a rename).
+  absl::StatusOr<std::optional<int64_t>> FirstBatchOffset();
+
   // Where the batches of this closed segment end, without verifying CRCs:
   // the header walk from its last index entry (from the start if its index
   // is missing or damaged) to the end of the file. Recovery uses it where
