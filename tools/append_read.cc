@@ -273,6 +273,28 @@ int RunAppend(const CommandLine& command_line) {
   return failed ? kExitProblems : kExitOk;
 }
 
+// Reads continue across offsets the log does not hold (lost to damage that
+// recovery reported, or compacted away): says so on stderr for every gap
+// between `from` and the batches of `records`, never silently.
+void ReportSkippedOffsets(const TopicPartition& tp, int64_t from,
+                          const absl::Cord& records) {
+  const std::string bytes(records);
+  int64_t expected = from;
+  for (absl::string_view rest = bytes; !rest.empty();) {
+    absl::StatusOr<size_t> size = PeekBatchSize(rest);
+    if (!size.ok() || *size > rest.size()) return;
+    const int64_t base = static_cast<int64_t>(ReadBigEndian64(rest.data()));
+    if (base > expected) {
+      std::cerr << "kaaslog read: " << tp.ToString() << ": offsets " << expected
+                << ".." << base - 1 << " are not in the log (skipped)\n";
+    }
+    const int64_t last =
+        base + ReadBigEndian32(rest.data() + batch_layout::kLastOffsetDelta);
+    expected = std::max(expected, last + 1);
+    rest.remove_prefix(*size);
+  }
+}
+
 int RunRead(const CommandLine& command_line) {
   const Subcommand& self = ReadSubcommand();
   absl::StatusOr<TopicPartition> tp = FlagTopicPartition();
@@ -339,6 +361,7 @@ int RunRead(const CommandLine& command_line) {
       status = result.status();
       break;
     }
+    ReportSkippedOffsets(*tp, next, result->records);
     for (absl::string_view chunk : result->records.Chunks()) {
       std::cout.write(chunk.data(), static_cast<std::streamsize>(chunk.size()));
     }

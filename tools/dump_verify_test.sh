@@ -252,6 +252,31 @@ test_repair_rebuilds_closed_segments_indexes() {
   [[ -s "${closed}" ]] || fail "the index was not rebuilt"
 }
 
+# A closed segment cut short below the recovery checkpoint: its time index is
+# well-formed but names offsets the log no longer holds. Repair rebuilds it
+# for real (it used to report "rebuilt" and write nothing); the damage to the
+# log itself stays reported (recovery trusts the checkpoint).
+test_repair_rebuilds_an_index_that_disagrees_with_the_log() {
+  mkdir -p d/t
+  echo '{"segmentBytes": 1024}' >d/t/.config.json
+  make_batches --count=20 >b.bin
+  kaaslog append --data_dir=d --topic=t <b.bin
+  expect_rc 0
+  local closed=d/t/0/00000001-00000000000000000016
+  truncate -s 700 "${closed}.log"
+  kaaslog verify d
+  expect_out "problem: ${closed}\.timeindex: "
+  local before
+  before="$(sha256sum <"${closed}.timeindex")"
+  kaaslog verify --repair d
+  expect_out '^repair t-0: indexes of segment 00000001-00000000000000000016 rebuilt from the log$'
+  [[ "$(sha256sum <"${closed}.timeindex")" != "${before}" ]] ||
+    fail "the time index was not rewritten"
+  kaaslog verify d
+  expect_no_out 'timeindex'
+  expect_out "problem: ${closed}\.log: torn batch"
+}
+
 for test in $(declare -F | awk '{print $3}' | grep '^test_'); do
   run_test "${test}"
 done

@@ -130,6 +130,20 @@ test_a_second_writer_is_refused_when_the_lock_file_was_removed() {
 
 # ---- Findings 3 and 4: stray segment files cost nothing ---------------------
 
+# A closed segment emptied by damage: once repair removed it, a read that
+# crosses the offsets it held says they are not in the log.
+test_a_read_across_offsets_lost_to_damage_says_so() {
+  make_segmented_partition d
+  local second
+  second="$(ls d/t/0/*.log | sed -n 2p)"
+  local first_base=$((10#$(basename "${second}" .log | cut -d- -f2)))
+  : >"${second}"
+  kaaslog verify --repair d
+  kaaslog read --data_dir=d --topic=t
+  expect_rc 0
+  expect_err "offsets ${first_base}\.\.[0-9]+ are not in the log \(skipped\)"
+}
+
 test_stray_segment_files_cost_nothing() {
   make_segmented_partition d
   kaaslog read --data_dir=d --topic=t

@@ -313,9 +313,6 @@ class PartitionChecker {
                                  : CheckTimeIndex(id.base_offset, *bytes, log);
     if (index_check.problems.empty()) return;
     segment_check->index_damaged = true;
-    if (index_check.misplaced_offset.has_value()) {
-      segment_check->misplaced_index_offset = index_check.misplaced_offset;
-    }
     if (reported) return;
     for (const std::string& problem : index_check.problems) {
       Problem(path, absl::StrCat(problem, rebuilt));

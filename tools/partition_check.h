@@ -51,9 +51,6 @@ struct SegmentCheck {
   // The .index or .timeindex file is missing, undecodable or inconsistent
   // with the log.
   bool index_damaged = false;
-  // The offset of the first .index entry that points at the wrong place
-  // (reads from there detect it and rebuild the index).
-  std::optional<int64_t> misplaced_index_offset;
 };
 
 struct PartitionCheck {

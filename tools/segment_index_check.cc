@@ -24,7 +24,6 @@ IndexCheck CheckOffsetIndex(int64_t base_offset, absl::string_view bytes,
     const bool at_boundary =
         it != log.boundaries.end() && it->first == entry.position;
     if (at_boundary && it->second == entry.offset) continue;
-    check.misplaced_offset = entry.offset;
     check.problems.push_back(absl::StrFormat(
         "entry (offset %d, position %d) does not match the log: %s",
         entry.offset, entry.position,

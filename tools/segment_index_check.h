@@ -34,8 +34,6 @@ struct LogLayout {
 
 struct IndexCheck {
   std::vector<std::string> problems;  // empty: the file agrees with the log
-  // The offset of the first .index entry not at its batch.
-  std::optional<int64_t> misplaced_offset;
 };
 
 // `bytes` is the content of the .index (.timeindex) file of the segment

@@ -98,9 +98,9 @@ void PrintOpenReport(const TopicPartition& tp, const OpenReport& report,
   }
 }
 
-// What the first read of a closed segment does: load its index files,
-// rebuilding them from the log when missing or corrupt, or when a read
-// through a misplaced entry finds the wrong batch.
+// Rebuilds a closed segment's index files from its log and writes them back,
+// as the first read of the segment would for invalid ones; unlike a read, it
+// also replaces files that are well-formed but disagree with the log.
 absl::Status RebuildClosedSegmentIndexes(fs::FileSystem& fs,
                                          const std::string& dir,
                                          const SegmentCheck& segment,
@@ -114,13 +114,7 @@ absl::Status RebuildClosedSegmentIndexes(fs::FileSystem& fs,
   std::shared_ptr<segment::Segment> listed =
       segment::Segment::Listed(options, dir, segment.id, segment.size);
   listed->SetNextOffset(next_offset);
-  KAAS_RETURN_IF_ERROR(
-      listed->Read(segment.id.base_offset, next_offset, 1).status());
-  if (segment.misplaced_index_offset.has_value()) {
-    KAAS_RETURN_IF_ERROR(
-        listed->Read(*segment.misplaced_index_offset, next_offset, 1).status());
-  }
-  return absl::OkStatus();
+  return listed->RebuildIndexFiles();
 }
 
 // Repairs one partition the way opening it does (a leader's recovery), then

@@ -321,6 +321,14 @@ absl::StatusOr<std::optional<int64_t>> Segment::FirstBatchOffset() {
   return static_cast<int64_t>(ReadBigEndian64(header));
 }
 
+absl::Status Segment::RebuildIndexFiles() {
+  KAAS_RETURN_IF_ERROR(CheckReadsOpen());
+  KAAS_ASSIGN_OR_RETURN(
+      std::unique_ptr<fs::ReadableFile> opened,
+      fs::FileOpener::OpenForRead(*fs_, path(SegmentFileKind::kLog)));
+  return RebuildIndexes(std::move(opened), /*must_persist=*/true).status();
+}
+
 absl::StatusOr<bool> Segment::IsBatchBoundary(uint64_t position,
                                               int64_t offset) {
   if (position == 0) return offset == id_.base_offset;
@@ -590,7 +598,7 @@ Segment::LoadClosedState() {
 }
 
 absl::StatusOr<std::shared_ptr<const SegmentReadState>> Segment::RebuildIndexes(
-    std::shared_ptr<const fs::ReadableFile> file) {
+    std::shared_ptr<const fs::ReadableFile> file, bool must_persist) {
   auto index = std::make_shared<OffsetIndex>(id_.base_offset);
   auto time_index = std::make_shared<TimeIndex>(id_.base_offset);
   uint64_t last_indexed = 0;
@@ -664,9 +672,15 @@ absl::StatusOr<std::shared_ptr<const SegmentReadState>> Segment::RebuildIndexes(
             PersistIndexFile(SegmentFileKind::kTimeIndex, time_index->Encode(),
                              0, kTimeIndexEntrySize, time_index->size());
       }
+      if (!status.ok() && must_persist) return status;
       LOG_IF(WARNING, !status.ok())
           << path(SegmentFileKind::kLog)
           << ": could not persist the rebuilt indexes: " << status;
+    } else if (must_persist) {
+      return absl::FailedPreconditionError(
+          absl::StrCat(path(SegmentFileKind::kLog),
+                       ": its index files are not written (read-only, or "
+                       "the segment is being deleted)"));
     }
   }
   auto state = std::make_shared<SegmentReadState>(

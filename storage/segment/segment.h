@@ -182,6 +182,13 @@ class Segment {
   // segment of this log (a copy or a rename).
   absl::StatusOr<std::optional<int64_t>> FirstBatchOffset();
 
+  // Rebuilds both index files of this closed segment from its log, whatever
+  // they hold (reads rebuild only indexes they find invalid; a repair tool
+  // also replaces ones that are well-formed but disagree with the log), and
+  // writes them back. Damage the walk finds ends the readable part, as for
+  // a rebuild at load. Errors: opening the log, persisting the files.
+  absl::Status RebuildIndexFiles();
+
   // Where the batches of this closed segment end, without verifying CRCs:
   // the header walk from its last index entry (from the start if its index
   // is missing or damaged) to the end of the file. Recovery uses it where
@@ -314,9 +321,11 @@ class Segment {
   // Caches `state` unless DropReadState was called meanwhile (then the
   // caller's read finishes with it and its descriptor closes after).
   void CacheReadState(std::shared_ptr<const SegmentReadState> state);
-  // Rebuilds both indexes (and the time info) by walking the log headers.
+  // Rebuilds both indexes (and the time info) by walking the log headers,
+  // and writes them back (a failure to is logged, or returned when
+  // `must_persist`).
   absl::StatusOr<std::shared_ptr<const SegmentReadState>> RebuildIndexes(
-      std::shared_ptr<const fs::ReadableFile> file);
+      std::shared_ptr<const fs::ReadableFile> file, bool must_persist = false);
   // Truncates the .log file to size() if a failed append left bytes past it.
   void TruncateTornTail(fs::WritableFile& file)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(writer_);
