@@ -134,6 +134,8 @@ struct FileInfo {
   // RemoveTree in fs/fs_util.h) use it so that they never follow a link out
   // of the tree.
   bool is_symlink = false;
+  // Hard links to the file (st_nlink). OpenForWrite refuses more than one.
+  uint64_t link_count = 1;
 };
 
 // The type of a directory entry itself (a symbolic link is kSymlink, whatever

@@ -568,6 +568,7 @@ absl::StatusOr<FileInfo> PosixFileSystem::Stat(const std::string& path) {
   info.mtime = absl::TimeFromTimespec(st.st_mtim);
   info.is_directory = S_ISDIR(st.st_mode);
   info.is_regular = S_ISREG(st.st_mode);
+  info.link_count = static_cast<uint64_t>(st.st_nlink);
   return info;
 }
 

@@ -81,11 +81,6 @@ absl::StatusOr<size_t> ReadInput(int fd, size_t n, char* dst) {
   return got;
 }
 
-std::string ErrorLine(const absl::Status& status) {
-  return absl::StrCat("error=", KafkaErrorName(GetStorageErrorCode(status)),
-                      " ", status.message());
-}
-
 // The topic partition named by --topic / --partition, or a usage error.
 absl::StatusOr<TopicPartition> FlagTopicPartition() {
   TopicPartition tp{absl::GetFlag(FLAGS_topic), absl::GetFlag(FLAGS_partition)};
@@ -231,7 +226,7 @@ int RunAppend(const CommandLine& command_line) {
   }
 
   absl::StatusOr<std::unique_ptr<DiskEngine>> engine = OpenEngine();
-  if (!engine.ok()) return Failure(self, engine.status().ToString());
+  if (!engine.ok()) return Failure(self, ErrorLine(engine.status()));
   absl::StatusOr<int64_t> epoch = TakeOverAtFlagEpoch(**engine, *tp);
   if (!epoch.ok()) {
     return Failure(self, absl::StrCat("cannot take ", tp->ToString(),

@@ -14,6 +14,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
+#include "base/storage_error.h"
 #include "glog/logging.h"
 
 ABSL_FLAG(std::string, data_dir, "./kaas-data",
@@ -217,6 +218,11 @@ int UsageError(const Subcommand& subcommand, absl::string_view message) {
 std::string Plural(int64_t n, absl::string_view singular,
                    absl::string_view plural) {
   return absl::StrCat(n, " ", n == 1 ? singular : plural);
+}
+
+std::string ErrorLine(const absl::Status& status) {
+  return absl::StrCat("error=", KafkaErrorName(GetStorageErrorCode(status)),
+                      " ", status.message());
 }
 
 int Failure(const Subcommand& subcommand, absl::string_view message) {

@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "absl/flags/declare.h"
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 
@@ -107,6 +108,10 @@ std::string Plural(int64_t n, absl::string_view singular,
 
 // Prints "kaaslog NAME: <message>" to stderr; returns kExitProblems.
 int Failure(const Subcommand& subcommand, absl::string_view message);
+
+// An engine error as every subcommand prints it: "error=<KAFKA_ERROR_NAME>
+// <message>" (the broker's view of it, base/storage_error.h).
+std::string ErrorLine(const absl::Status& status);
 
 }  // namespace kaas::tools
 

@@ -58,6 +58,25 @@ test_writes_never_follow_a_symbolic_link() {
   [[ "$(cat outside)" == precious ]] || fail "the link's target was written"
 }
 
+# A segment with a second hard link may be shared with a file outside the
+# data dir: a leader's open refuses to write it, and verify predicts that
+# (it used to predict a truncation the open never made).
+test_a_hard_linked_segment_is_refused_and_verify_says_so() {
+  make_partition d
+  make_batches --count=1 >one.bin
+  local log
+  log="$(only_log d/t/0)"
+  printf 'torn' >>"${log}"
+  ln "${log}" outside
+  kaaslog verify d
+  expect_rc 1
+  expect_out 'recovery: .*refuses to open it for writing: it has 2 hard links'
+  kaaslog append --data_dir=d --topic=t <one.bin
+  expect_rc 1
+  expect_err '2 hard links'
+  [[ "$(tail -c 4 outside)" == torn ]] || fail "the linked file was changed"
+}
+
 # ---- Finding 2: one writer per partition ------------------------------------
 
 test_a_second_writer_is_refused_while_one_leads() {
@@ -325,9 +344,19 @@ test_a_failing_fetch_keeps_what_was_read() {
 test_errors_are_typed_and_epochs_are_int32() {
   make_batches --count=1 >one.bin
   echo a file >not_a_dir
+  # Every subcommand prints engine errors by their Kafka name.
   kaaslog append --data_dir=not_a_dir --topic=t <one.bin
   expect_rc 1
-  expect_err 'INVALID_CONFIG|INVALID_ARGUMENT'
+  expect_err 'error=INVALID_CONFIG '
+  kaaslog read --data_dir=not_a_dir --topic=t
+  expect_rc 1
+  expect_err 'error=INVALID_CONFIG '
+  kaaslog verify not_a_dir
+  expect_rc 1
+  expect_err 'not_a_dir is not a directory'
+  kaaslog verify no_such_dir
+  expect_rc 1
+  expect_err 'no_such_dir does not exist'
   for epoch in -5 2147483648 4294967295; do
     kaaslog append --data_dir=d --topic=t --epoch="${epoch}" <one.bin
     expect_rc 2

@@ -125,7 +125,7 @@ bool RepairPartition(DiskEngine& engine, const PartitionCheck& before,
   absl::StatusOr<OpenReport> report = engine.RecoverPartition(before.tp);
   if (!report.ok()) {
     out << "repair " << before.tp.ToString()
-        << ": recovery failed: " << report.status() << "\n";
+        << ": recovery failed: " << ErrorLine(report.status()) << "\n";
     return false;
   }
   PrintOpenReport(before.tp, *report, out);
@@ -137,7 +137,8 @@ bool RepairPartition(DiskEngine& engine, const PartitionCheck& before,
   absl::StatusOr<std::unique_ptr<fs::FileLock>> lock =
       metadata::LockPartitionDir(engine.fs(), before.dir);
   if (!lock.ok()) {
-    out << "repair " << before.tp.ToString() << ": " << lock.status() << "\n";
+    out << "repair " << before.tp.ToString() << ": " << ErrorLine(lock.status())
+        << "\n";
     return false;
   }
   bool ok = true;
@@ -174,7 +175,13 @@ int RunVerify(const CommandLine& command_line) {
   const std::string& data_dir = command_line.positional[0];
   ReadOnlyFileSystem read_only(fs::PosixFileSystem::Default());
   absl::StatusOr<fs::FileInfo> info = read_only.Stat(data_dir);
-  if (!info.ok() || !info->is_directory) {
+  if (!info.ok()) {
+    return Failure(self, absl::IsNotFound(info.status())
+                             ? absl::StrCat(data_dir, " does not exist")
+                             : absl::StrCat("cannot stat ", data_dir, ": ",
+                                            info.status().message()));
+  }
+  if (!info->is_directory) {
     return Failure(self, absl::StrCat(data_dir, " is not a directory"));
   }
   std::cout << "Checking data dir " << data_dir << " (read-only)\n";
@@ -182,7 +189,7 @@ int RunVerify(const CommandLine& command_line) {
   {
     absl::StatusOr<std::unique_ptr<DiskEngine>> engine =
         InspectingEngine(read_only, data_dir);
-    if (!engine.ok()) return Failure(self, engine.status().ToString());
+    if (!engine.ok()) return Failure(self, ErrorLine(engine.status()));
     check = CheckDataDir(**engine, data_dir);
   }
   PrintCheck(check, std::cout);
@@ -201,7 +208,7 @@ int RunVerify(const CommandLine& command_line) {
         DiskEngine::Create(std::move(options));
     if (!engine.ok()) {
       return Failure(self, absl::StrCat("cannot open the data dir: ",
-                                        engine.status().ToString()));
+                                        ErrorLine(engine.status())));
     }
     for (const PartitionCheck& partition : check.partitions) {
       if (partition.problems() == 0) continue;
@@ -213,7 +220,7 @@ int RunVerify(const CommandLine& command_line) {
   {
     absl::StatusOr<std::unique_ptr<DiskEngine>> engine =
         InspectingEngine(read_only, data_dir);
-    if (!engine.ok()) return Failure(self, engine.status().ToString());
+    if (!engine.ok()) return Failure(self, ErrorLine(engine.status()));
     after = CheckDataDir(**engine, data_dir);
   }
   PrintCheck(after, std::cout);

@@ -19,6 +19,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "storage/partition/partition_config.h"
+#include "testing/fault_injecting_file_system.h"
 #include "testing/status_matchers.h"
 
 namespace kaas {
@@ -512,6 +513,18 @@ TEST_F(ReadTopicConfigTest, ASymbolicLinkIsNotFollowed) {
   ASSERT_EQ(::symlink(elsewhere.c_str(), ConfigPath().c_str()), 0);
   EXPECT_THAT(ReadTopicConfig(fs_, dir_.path()),
               ConfigError(HasSubstr("symbolic link")));
+}
+
+// A file the OS does not let the engine read is an I/O error, not a bad
+// config: the operator fixes permissions, not the file's content.
+TEST_F(ReadTopicConfigTest, AnUnreadableFileIsAStorageError) {
+  ASSERT_OK(fs::WriteStringToFile(fs_, ConfigPath(), R"({"retentionMs": 1})"));
+  test::FaultInjectingFileSystem faulty(&fs_, /*seed=*/1);
+  test::Fault fault(test::FsOp::kOpenForRead, EACCES);
+  fault.path = test::PathPattern::Substring(kTopicConfigFileName);
+  faulty.InjectFault(fault);
+  EXPECT_THAT(ReadTopicConfig(faulty, dir_.path()),
+              HasStorageError(StorageErrorCode::kStorageError));
 }
 
 // What an error quotes of the file is capped: a long value must not end up

@@ -215,9 +215,19 @@ absl::StatusOr<std::optional<std::string>> ReadTopicFile(
     fs::FileSystem& fs, const std::string& path) {
   absl::StatusOr<std::optional<std::string>> content =
       small_files::ReadSmallFile(fs, path, kMaxTopicFileBytes);
-  if (absl::IsPermissionDenied(content.status()) ||
-      absl::IsOutOfRange(content.status())) {
-    // Not a regular file, a link, or far too large: the operator's to fix.
+  if (absl::IsPermissionDenied(content.status())) {
+    // The seam refuses links and special files with kPermissionDenied, as
+    // the OS refuses a file its mode does not let us read: the first is a
+    // bad config (the operator's to fix), the second an I/O error.
+    absl::StatusOr<fs::FileInfo> info = fs.Stat(path);
+    const bool not_a_file =
+        info.ok() && (info->is_symlink || !info->is_regular);
+    return StorageError(not_a_file ? StorageErrorCode::kInvalidConfig
+                                   : StorageErrorCode::kStorageError,
+                        content.status().message());
+  }
+  if (absl::IsOutOfRange(content.status())) {
+    // Far too large: the operator's to fix.
     return StorageError(StorageErrorCode::kInvalidConfig,
                         content.status().message());
   }

@@ -202,6 +202,19 @@ absl::StatusOr<RecoveredLog> PartitionRecovery::Run(
   for (size_t i = start.segment_index; i < segments.size(); ++i) {
     std::shared_ptr<Segment>& segment = segments[i];
     KAAS_RETURN_IF_ERROR(segment->OpenForRecovery());
+    if (!leader()) {
+      // What a leader's open, which writes what it verifies, would meet.
+      KAAS_ASSIGN_OR_RETURN(
+          fs::FileInfo info,
+          fs_.Stat(segment->path(segment::SegmentFileKind::kLog)));
+      if (info.link_count > 1) {
+        Note(absl::StrFormat(
+            "%s: refuses to open it for writing: it has %d hard links (it "
+            "may be shared with a file outside the data dir); a leader's "
+            "open fails here",
+            LogName(segment->id()), info.link_count));
+      }
+    }
     segment::RecoveryStart from = start.start;
     if (i != start.segment_index) {
       from = segment::RecoveryStart{};
