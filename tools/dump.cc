@@ -21,6 +21,7 @@
 #include "fs/posix_file_system.h"
 #include "storage/engine/topic_config.h"
 #include "storage/engine/topic_identity.h"
+#include "storage/metadata/partition_files.h"
 #include "storage/segment/log_scanner.h"
 #include "storage/segment/segment_name.h"
 #include "tools/cli.h"
@@ -64,7 +65,9 @@ class Dumper {
       Damage(absl::StrCat("cannot dump ", path, ": ", info.status().message()));
       return;
     }
-    if (info->is_directory) {
+    if (info->is_directory && IsEngineFileName(fs::Basename(path))) {
+      NotAFile(path, "a directory");
+    } else if (info->is_directory) {
       DumpDirectory(path);
     } else {
       DumpFile(fs::Dirname(path), fs::Basename(path));
@@ -74,6 +77,22 @@ class Dumper {
   bool damaged() const { return damaged_; }
 
  private:
+  // A name the engine gives one of its files (not a directory).
+  static bool IsEngineFileName(absl::string_view name) {
+    return segment::ParseSegmentFileName(name).has_value() ||
+           MetadataKindOfFileName(name).has_value() ||
+           name == kTopicConfigFileName || name == kTopicIdFileName ||
+           name == metadata::kLockFileName;
+  }
+
+  // Something other than a regular file where the engine keeps one: the
+  // engine refuses the partition (or the data dir) until it is removed.
+  void NotAFile(const std::string& path, absl::string_view what) {
+    Damage(absl::StrCat("NOT A FILE: ", path, " is ", what,
+                        " where the engine keeps a file; the engine refuses "
+                        "to open it until it is removed"));
+  }
+
   void Damage(const std::string& message) {
     damaged_ = true;
     out_ << message << "\n";
@@ -96,7 +115,9 @@ class Dumper {
     for (const std::string& name : *names) {
       std::string path = fs::JoinPath(dir, name);
       absl::StatusOr<fs::FileInfo> info = fs_.Stat(path);
-      if (info.ok() && info->is_directory) {
+      if (info.ok() && info->is_directory && IsEngineFileName(name)) {
+        NotAFile(path, "a directory");
+      } else if (info.ok() && info->is_directory) {
         subdirs.push_back(path);
       } else if (std::optional<ParsedSegmentFile> parsed =
                      segment::ParseSegmentFileName(name)) {
@@ -251,7 +272,14 @@ class Dumper {
     std::string path = fs::JoinPath(dir, name);
     absl::StatusOr<fs::FileInfo> info = fs_.Stat(path);
     uint64_t size = info.ok() ? info->size : 0;
-    if (absl::EndsWith(name, segment::kQuarantineSuffix)) {
+    if (name == metadata::kLockFileName) {
+      if (info.ok() && !info->is_regular) {
+        NotAFile(path, "a special file (FIFO, device or socket)");
+      } else {
+        out_ << "LOCK: " << path
+             << ": the partition's lock file (its leader holds it)\n";
+      }
+    } else if (absl::EndsWith(name, segment::kQuarantineSuffix)) {
       out_ << "QUARANTINED: " << path << " (" << size
            << " bytes): set aside by recovery, never served; dump it by path "
               "to see its content\n";

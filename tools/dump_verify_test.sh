@@ -72,7 +72,32 @@ test_dump_records_prints_keys_values_and_headers() {
   make_batches --count=1 --compression=gzip --codec_bits_only \
     --first_offset=0 >fake.log
   kaaslog dump --records fake.log
+  expect_rc 1  # damage found
   expect_out '^\| records not decoded: .*do not decompress'
+  expect_out '^End: .*, 1 with records not decoded$'
+}
+
+# Something other than a regular file where the engine keeps one is damage
+# (the engine refuses the partition), never silence; the engine's own
+# lock file and second fence copy are named as such.
+test_dump_names_what_is_not_a_file_and_the_engines_own_files() {
+  make_partition d
+  "${MAKE_METADATA}" --fences_dir=d --fence=7:3
+  [[ -f d/~producer-fences.copy ]] || fail "no second fence copy"
+  kaaslog dump d/~producer-fences.copy
+  expect_rc 0
+  expect_no_out 'not a kaas-storage file'
+  expect_out 'producer'
+  kaaslog dump d/t/0
+  expect_out '^LOCK: d/t/0/leader.lock: '
+  rm d/t/0/manifest
+  mkdir d/t/0/manifest
+  kaaslog dump d/t/0/manifest
+  expect_rc 1
+  expect_out '^NOT A FILE: d/t/0/manifest is a directory'
+  kaaslog dump d/t/0
+  expect_rc 1
+  expect_out '^NOT A FILE: d/t/0/manifest is a directory'
 }
 
 test_dump_shows_transaction_markers() {

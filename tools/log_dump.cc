@@ -26,12 +26,13 @@ std::string OptionalBytes(const absl::optional<absl::string_view>& bytes,
   return bytes.has_value() ? PrintableOrHex(*bytes, limit) : "null";
 }
 
-void PrintRecords(const RecordBatchView& batch, size_t limit,
+// Prints the records of `batch`; false if they could not all be decoded.
+bool PrintRecords(const RecordBatchView& batch, size_t limit,
                   std::ostream& out) {
   absl::StatusOr<RecordReader> reader = RecordReader::Create(batch);
   if (!reader.ok()) {
     out << "| records not decoded: " << reader.status().message() << "\n";
-    return;
+    return false;
   }
   Record record;
   while (reader->Next(&record)) {
@@ -52,7 +53,9 @@ void PrintRecords(const RecordBatchView& batch, size_t limit,
   }
   if (!reader->status().ok()) {
     out << "| records damaged: " << reader->status().message() << "\n";
+    return false;
   }
+  return true;
 }
 
 // The base offset of the batch at `position` (whose framing ScanLog checked).
@@ -153,8 +156,10 @@ absl::StatusOr<LogDumpSummary> DumpLogFile(fs::FileSystem& fs,
               const uint32_t computed_crc = batch.ComputeCrc();
               if (computed_crc != batch.crc()) ++summary.crc_failures;
               out << DescribeBatch(batch, batch_position, computed_crc) << "\n";
-              if (options.records)
-                PrintRecords(batch, options.print_limit, out);
+              if (options.records &&
+                  !PrintRecords(batch, options.print_limit, out)) {
+                ++summary.damaged_records;
+              }
               return true;
             }));
     summary.valid_end = scan.valid_end;
@@ -186,6 +191,9 @@ absl::StatusOr<LogDumpSummary> DumpLogFile(fs::FileSystem& fs,
       << " bytes framed";
   if (summary.crc_failures > 0) {
     out << ", " << summary.crc_failures << " with a CRC mismatch";
+  }
+  if (summary.damaged_records > 0) {
+    out << ", " << summary.damaged_records << " with records not decoded";
   }
   out << "\n";
   return summary;

@@ -43,6 +43,8 @@ struct LogDumpSummary {
   int64_t batches = 0;
   int64_t crc_failures = 0;
   int64_t discontinuities = 0;
+  // Batches whose records could not be decoded (with records shown only).
+  int64_t damaged_records = 0;
   int64_t first_offset = -1;
   int64_t next_offset = -1;  // one past the last batch shown
   uint64_t valid_end = 0;    // position just past the last framed batch
@@ -51,7 +53,8 @@ struct LogDumpSummary {
   std::string damage;
 
   bool damaged() const {
-    return crc_failures > 0 || discontinuities > 0 || !damage.empty();
+    return crc_failures > 0 || discontinuities > 0 || damaged_records > 0 ||
+           !damage.empty();
   }
 };
 

@@ -71,7 +71,8 @@ std::optional<metadata::MetadataKind> MetadataKindOfFileName(
   if (name == metadata::kCheckpointFileName) {
     return metadata::MetadataKind::kRecoveryCheckpoint;
   }
-  if (name == metadata::kProducerFencesFileName) {
+  if (name == metadata::kProducerFencesFileName ||
+      name == metadata::kProducerFencesCopyFileName) {
     return metadata::MetadataKind::kProducerFences;
   }
   if (metadata::ParseSnapshotFileName(name).has_value()) {
