@@ -42,7 +42,9 @@ bool DecodeInto(fs::FileSystem& fs, const std::string& path,
                 google::protobuf::MessageLite* message, std::ostream& out) {
   out << "Dumping " << path << " (" << metadata::MetadataKindName(kind)
       << ")\n";
-  absl::StatusOr<std::string> bytes = fs::ReadFileToString(fs, path);
+  // The engine's own bound for the kind, so dump and the engine agree.
+  absl::StatusOr<std::string> bytes =
+      metadata::ReadMetadataBytes(fs, path, kind);
   if (!bytes.ok()) {
     out << "  UNREADABLE: " << bytes.status().message() << "\n";
     return false;

@@ -321,8 +321,15 @@ class PartitionChecker {
 
   void CheckSnapshots() {
     std::sort(snapshot_offsets_.begin(), snapshot_offsets_.end());
+    const std::vector<std::string>& set_aside = check_.recovery.quarantined;
     for (int64_t offset : snapshot_offsets_) {
-      const std::string path = PathOf(metadata::SnapshotFileName(offset));
+      const std::string name = metadata::SnapshotFileName(offset);
+      // Recovery found it unusable and said so already.
+      if (std::find(set_aside.begin(), set_aside.end(), name) !=
+          set_aside.end()) {
+        continue;
+      }
+      const std::string path = PathOf(name);
       absl::StatusOr<metadata::PartitionStateSnapshot> snapshot =
           metadata::ReadStateSnapshot(fs_, check_.dir, offset);
       if (!snapshot.ok()) {

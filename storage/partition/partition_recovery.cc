@@ -173,9 +173,24 @@ absl::StatusOr<RecoveredLog> PartitionRecovery::Run(
       report_.snapshot_offset = offset;
       break;
     }
+    const std::string name = metadata::SnapshotFileName(offset);
+    if (!absl::IsDataLoss(status)) {
+      // Unreadable (I/O) or of a newer format: left as it is.
+      Note(absl::StrCat(name, ": unusable, replays more of the log instead: ",
+                        status.message()));
+      continue;
+    }
+    // Corrupt, invalid or a deposed leader's: set aside, so that it is
+    // reported once (a repair clears it) and never read again.
     Note(absl::StrCat(
-        metadata::SnapshotFileName(offset),
-        ": unusable, replays more of the log instead: ", status.message()));
+        name, ": sets it aside as ", name,
+        ".corrupt and replays more of the log instead: ", status.message()));
+    report_.quarantined.push_back(name);
+    if (leader()) {
+      absl::Status moved = metadata::QuarantineMetadataFile(fs_, dir_, name);
+      if (!moved.ok()) Note(std::string(moved.message()));
+      dir_changed_ = true;
+    }
   }
   // The trusted part between the snapshot and the verification start.
   for (size_t i = 0; i <= start.segment_index && i < segments.size(); ++i) {
