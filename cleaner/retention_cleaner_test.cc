@@ -17,8 +17,6 @@
 #include "absl/time/time.h"
 #include "base/clock.h"
 #include "base/storage_error.h"
-#include "fs/fs_util.h"
-#include "fs/test_util.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "storage/common/api_types.h"
@@ -110,10 +108,7 @@ class RetentionCleanerTest : public DiskEngineTest {
   // `.config.json`.
   void WriteTopicConfig(absl::string_view json,
                         const std::string& topic = kTp.topic) {
-    std::string dir = fs::JoinPath(data_dir(), topic);
-    ASSERT_OK(fs::CreateDirsDurably(fs(), dir));
-    ASSERT_OK(fs::ReplaceFileDurably(
-        fs(), fs::JoinPath(dir, kTopicConfigFileName), json));
+    WriteTopicFile(topic, kTopicConfigFileName, json);
   }
 
   std::unique_ptr<RetentionCleaner> NewCleaner(
@@ -307,8 +302,7 @@ TEST_F(RetentionCleanerTest, ConfigChangesApplyAtTheNextSweep) {
   // the hour the partition was running with. Two hours on, the active
   // segment rolls by age; an hour's retention would delete it, the default
   // does not.
-  ASSERT_OK(fs().Unlink(
-      fs::JoinPath(data_dir(), kTp.topic, std::string(kTopicConfigFileName))));
+  RemoveTopicFile(kTp.topic, kTopicConfigFileName);
   clock().Advance(absl::Hours(2));
   report = cleaner->RunOnce();
   EXPECT_EQ(report.rolls, 1);

@@ -295,8 +295,10 @@ class FaultInjectingFileSystem::File final : public fs::WritableFile {
     // What the sync makes durable: the bytes written before it started.
     const DurabilityModel::FileSnapshot snapshot =
         fs_->model_->SnapshotFile(node_);
-    return fs_->FinishSync(epoch_, path(), what, base_sync,
-                           [&] { fs_->model_->Commit(snapshot); });
+    return fs_->FinishSync(epoch_, path(), what, base_sync, [&] {
+      fs_->mu_.AssertHeld();  // FinishSync holds it
+      fs_->model_->Commit(snapshot);
+    });
   }
 
   FaultInjectingFileSystem* const fs_;
@@ -393,7 +395,10 @@ absl::Status FaultInjectingFileSystem::SyncDir(const std::string& dir) {
                         model_->SnapshotDir(dir));
   return FinishSync(
       epoch_, dir, what, [&] { return base_->SyncDir(dir); },
-      [&] { model_->Commit(snapshot); });
+      [&] {
+        mu_.AssertHeld();  // FinishSync holds it
+        model_->Commit(snapshot);
+      });
 }
 
 absl::Status FaultInjectingFileSystem::Rename(const std::string& from,
@@ -530,8 +535,11 @@ void FaultInjectingFileSystem::Crash(const CrashOptions& options) {
   absl::MutexLock lock(&mu_);
   // A rebooted machine holds no locks.
   ReleaseLocksLocked();
-  const absl::Status restored = model_->RestoreDurableState(
-      [&](absl::string_view tail) { return TornTail(options, tail); });
+  const absl::Status restored =
+      model_->RestoreDurableState([&](absl::string_view tail) {
+        mu_.AssertHeld();  // called on this thread, under the lock
+        return TornTail(options, tail);
+      });
   CHECK(restored.ok()) << "FaultInjectingFileSystem::Crash: restoring the "
                           "durable state failed: "
                        << restored;

@@ -28,12 +28,10 @@ const TopicPartition kTp{"orders", 0};
 class MetadataTest : public DiskEngineTest {
  protected:
   void WriteTopicFile(absl::string_view name, absl::string_view json) {
-    std::string dir = fs::JoinPath(data_dir(), "orders");
-    ASSERT_OK(fs::CreateDirsDurably(fs(), dir));
-    ASSERT_OK(fs::ReplaceFileDurably(fs(), fs::JoinPath(dir, name), json));
+    DiskEngineTest::WriteTopicFile("orders", name, json);
   }
   void RemoveTopicFile(absl::string_view name) {
-    ASSERT_OK(fs().Unlink(fs::JoinPath(data_dir(), "orders", name)));
+    DiskEngineTest::RemoveTopicFile("orders", name);
   }
 };
 

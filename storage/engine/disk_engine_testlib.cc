@@ -2,6 +2,7 @@
 
 #include "fs/fs_util.h"
 #include "fs/posix_file_system.h"
+#include "fs/test_util.h"
 #include "testing/batch_builder.h"
 #include "testing/status_matchers.h"
 
@@ -18,6 +19,19 @@ PartitionConfig DiskEngineTest::SmallConfig() {
   config.checkpoint_interval_bytes = 16 << 10;
   config.fsync_max_latency = absl::ZeroDuration();
   return config;
+}
+
+void DiskEngineTest::WriteTopicFile(absl::string_view topic,
+                                    absl::string_view name,
+                                    absl::string_view json) {
+  const std::string dir = fs::JoinPath(data_dir_, topic);
+  ASSERT_OK(fs::CreateDirsDurably(fs_, dir));
+  ASSERT_OK(fs::ReplaceFileDurably(fs_, fs::JoinPath(dir, name), json));
+}
+
+void DiskEngineTest::RemoveTopicFile(absl::string_view topic,
+                                     absl::string_view name) {
+  ASSERT_OK(fs_.Unlink(fs::JoinPath(data_dir_, topic, name)));
 }
 
 std::string DiskEngineTest::ExtraDir(const std::string& name) const {

@@ -51,6 +51,13 @@ class DiskEngineTest : public ::testing::Test {
   test::FaultInjectingFileSystem& fs() { return fs_; }
   ManualClock& clock() { return clock_; }
 
+  // What an operator's tooling does: durably (and atomically) replaces the
+  // topic file `name` (.config.json, .topic-id.json) of `topic` in the data
+  // dir, creating the topic dir if missing; and removes it.
+  void WriteTopicFile(absl::string_view topic, absl::string_view name,
+                      absl::string_view json);
+  void RemoveTopicFile(absl::string_view topic, absl::string_view name);
+
  private:
   fs::ScopedTempDir temp_dir_;
   std::string data_dir_;

@@ -122,7 +122,8 @@ TEST(OffsetIndex, CopiesAreIndependent) {
   EXPECT_EQ(original.size(), 0u);
   original = copy;
   EXPECT_EQ(original.size(), 3u);
-  original = original;  // self-assignment does not deadlock
+  OffsetIndex& same = original;
+  original = same;  // self-assignment does not deadlock
   EXPECT_EQ(original.size(), 3u);
 }
 

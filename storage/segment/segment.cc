@@ -256,6 +256,7 @@ absl::StatusOr<SegmentRecovery> Segment::Recover(const RecoveryStart& start,
     KAAS_RETURN_IF_ERROR(
         ScanLog(*file, 0, id_.base_offset, prefix,
                 [&](const RecordBatchView& batch, uint64_t position) {
+                  writer_.AssertHeld();  // the scan runs on this thread
                   IndexBatch({batch.base_offset(), batch.last_offset(),
                               batch.max_timestamp()},
                              position);
@@ -271,6 +272,7 @@ absl::StatusOr<SegmentRecovery> Segment::Recover(const RecoveryStart& start,
       recovery.scan,
       ScanLog(*file, start.position, start.expected_offset, options,
               [&](const RecordBatchView& batch, uint64_t position) {
+                writer_.AssertHeld();  // the scan runs on this thread
                 if (batch.base_offset() >= start.end_offset) {
                   foreign.emplace(position, batch.base_offset());
                   return false;
