@@ -12,8 +12,10 @@ test_append_then_read_returns_the_batches_byte_for_byte() {
   kaaslog read --data_dir=d --topic=t
   expect_rc 0
   expect_err 'read 5 batches of t-0 from offset 0; next offset 10'
-  # What producers sent, with the base offsets the engine assigned.
-  make_batches --count=5 --producer_id=7 --first_offset=0 >expected.bin
+  # What producers sent, with the base offsets the engine assigned and the
+  # leader epoch it stamped.
+  make_batches --count=5 --producer_id=7 --first_offset=0 --leader_epoch=1 \
+    >expected.bin
   cmp out expected.bin || fail "read returned other bytes than appended"
 }
 

@@ -85,9 +85,4 @@ std::optional<DemoBatchId> IdentifyDemoBatch(const DemoShape& shape,
                      batch.base_sequence() / shape.records_per_batch};
 }
 
-bool SameBatchContent(absl::string_view stored, absl::string_view sent) {
-  return stored.size() == sent.size() && stored.substr(layout::kBatchLength) ==
-                                             sent.substr(layout::kBatchLength);
-}
-
 }  // namespace kaas::tools

@@ -46,10 +46,6 @@ struct DemoBatchId {
 std::optional<DemoBatchId> IdentifyDemoBatch(const DemoShape& shape,
                                              const RecordBatchView& batch);
 
-// Whether `stored` (as read back, base offset assigned) carries exactly the
-// bytes of `sent` (bytes 0..8, the base offset, are the engine's).
-bool SameBatchContent(absl::string_view stored, absl::string_view sent);
-
 }  // namespace kaas::tools
 
 #endif  // KAAS_TOOLS_DEMO_WORKLOAD_H_

@@ -15,12 +15,13 @@ test_verify_finds_a_healthy_data_dir_clean() {
   expect_out '^verify: 3 partitions checked, 0 problems, 0 notes$'
 }
 
+# Each batch shows the leader epoch the engine stamped into it (KIP-101).
 test_dump_decodes_every_file_of_a_partition() {
   make_partition d
   kaaslog dump d/t/0
   expect_rc 0
   [[ "$(count_out 'isvalid: true$')" -eq 40 ]] || fail "expected 40 batches"
-  expect_out '^baseOffset: 4 lastOffset: 7 count: 4 baseSequence: 4 lastSequence: 7 producerId: 7 producerEpoch: 0 partitionLeaderEpoch: -1 isTransactional: false isControl: false position: 941 baseTimestamp: [0-9]+ maxTimestamp: [0-9]+ timestampType: CreateTime size: 941 magic: 2 compresscodec: none crc: 0x[0-9a-f]{8} isvalid: true$'
+  expect_out '^baseOffset: 4 lastOffset: 7 count: 4 baseSequence: 4 lastSequence: 7 producerId: 7 producerEpoch: 0 partitionLeaderEpoch: 1 isTransactional: false isControl: false position: 941 baseTimestamp: [0-9]+ maxTimestamp: [0-9]+ timestampType: CreateTime size: 941 magic: 2 compresscodec: none crc: 0x[0-9a-f]{8} isvalid: true$'
   expect_out '^End: 40 batches, offsets 0\.\.159, 37760 of 37760 bytes framed$'
   expect_out '^  leader epoch: 1$'
   expect_out '^  epoch history: epoch 1 from offset 0$'

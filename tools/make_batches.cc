@@ -49,6 +49,9 @@ ABSL_FLAG(int64_t, timestamp, -1,
 ABSL_FLAG(int64_t, first_offset, -1,
           "If >= 0, batch i gets base offset first_offset + i * records (as "
           "the engine assigns them); else 0, as producers send.");
+ABSL_FLAG(int32_t, leader_epoch, -1,
+          "partitionLeaderEpoch of every batch (-1, as producers send; a "
+          "leader stamps its epoch).");
 ABSL_FLAG(int32_t, corrupt_batch, -1,
           "Flip a bit in the records of this batch (a CRC mismatch).");
 ABSL_FLAG(int32_t, duplicate_batch, -1,
@@ -114,6 +117,7 @@ std::string MakeBatch(int i, int32_t sequence) {
     builder.BaseOffset(absl::GetFlag(FLAGS_first_offset) +
                        int64_t{i} * absl::GetFlag(FLAGS_records));
   }
+  builder.PartitionLeaderEpoch(absl::GetFlag(FLAGS_leader_epoch));
   std::string batch = builder.Build();
   if (i == absl::GetFlag(FLAGS_corrupt_batch)) {
     FlipBit(&batch, batch.size() - 1);
@@ -149,6 +153,7 @@ int Main() {
                                         int64_t{absl::GetFlag(FLAGS_count)} *
                                             absl::GetFlag(FLAGS_records));
     }
+    SetPartitionLeaderEpoch(control.data(), absl::GetFlag(FLAGS_leader_epoch));
     out += control;
   }
   size_t cut = static_cast<size_t>(absl::GetFlag(FLAGS_truncate_bytes));

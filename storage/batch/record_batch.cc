@@ -88,6 +88,18 @@ void SetBaseOffset(char* batch, int64_t base_offset) {
   WriteBigEndian64(batch + layout::kBaseOffset, base_offset);
 }
 
+void SetPartitionLeaderEpoch(char* batch, int32_t leader_epoch) {
+  WriteBigEndian32(batch + layout::kPartitionLeaderEpoch, leader_epoch);
+}
+
+bool SameBatchButForLeaderFields(absl::string_view a, absl::string_view b) {
+  constexpr size_t kEpochEnd = layout::kPartitionLeaderEpoch + 4;
+  return a.size() == b.size() && a.size() >= kEpochEnd &&
+         a.substr(layout::kBatchLength, 4) ==
+             b.substr(layout::kBatchLength, 4) &&
+         a.substr(kEpochEnd) == b.substr(kEpochEnd);
+}
+
 absl::StatusOr<RecordBatchView> RecordBatchView::ParseHeader(
     absl::string_view bytes) {
   if (bytes.size() < layout::kHeaderSize) {

@@ -146,6 +146,16 @@ absl::StatusOr<size_t> PeekBatchSize(absl::string_view prefix);
 // does not cover these bytes, so it stays valid.
 void SetBaseOffset(char* batch, int64_t base_offset);
 
+// Rewrites bytes [12, 16) (partitionLeaderEpoch) with `leader_epoch`: the
+// epoch of the leader that assigned the batch its offsets (KIP-101), which
+// followers and KIP-320 consumers compare to detect a diverged log. Outside
+// the CRC too.
+void SetPartitionLeaderEpoch(char* batch, int32_t leader_epoch);
+
+// Whether two encodings are the same batch as its producer sent it: equal
+// but for the two fields a leader assigns (base offset, leader epoch).
+bool SameBatchButForLeaderFields(absl::string_view a, absl::string_view b);
+
 class RecordBatchView {
  public:
   // Validates `bytes` as exactly one complete v2 RecordBatch. What a

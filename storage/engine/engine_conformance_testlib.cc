@@ -175,7 +175,8 @@ TEST_P(EngineConformanceTest, NewPartitionStartsEmpty) {
   EXPECT_EQ(read.next_offset, 0);
 }
 
-TEST_P(EngineConformanceTest, BatchesReadBackByteIdenticalButForTheBaseOffset) {
+TEST_P(EngineConformanceTest,
+       BatchesReadBackByteIdenticalButForBaseOffsetAndLeaderEpoch) {
   const TopicPartition tp = Orders();
   Lead(tp);
   ASSERT_FALSE(HasFatalFailure());
@@ -195,12 +196,40 @@ TEST_P(EngineConformanceTest, BatchesReadBackByteIdenticalButForTheBaseOffset) {
 
   const std::string stored = ReadAll(tp);
   ASSERT_EQ(stored.size(), first.size() + second.size());
-  // The producer's base offset (999) is replaced by the assigned one; every
-  // other byte is the producer's.
+  // The producer's base offset (999) is replaced by the assigned one and its
+  // leader epoch (-1) by the leader's; every other byte is the producer's.
   EXPECT_EQ(ReadBigEndian64(stored.data()), 0);
-  EXPECT_EQ(stored.substr(8, first.size() - 8), first.substr(8));
+  EXPECT_TRUE(
+      SameBatchButForLeaderFields(stored.substr(0, first.size()), first));
   EXPECT_EQ(ReadBigEndian64(stored.data() + first.size()), 5);
-  EXPECT_EQ(stored.substr(first.size() + 8), second.substr(8));
+  EXPECT_TRUE(SameBatchButForLeaderFields(stored.substr(first.size()), second));
+  EXPECT_TRUE(RecordBatchView::Parse(stored.substr(0, first.size())).ok())
+      << "the CRC still matches";
+}
+
+// KIP-101/KIP-320: each stored batch carries the epoch of the leader that
+// appended it, so a follower or a consumer can tell where logs diverged.
+TEST_P(EngineConformanceTest, AppendsStampTheLeadersEpochIntoEachBatch) {
+  const TopicPartition tp = Orders();
+  Lead(tp, 3);
+  ASSERT_FALSE(HasFatalFailure());
+  const std::string batch = Batch();
+  ASSERT_EQ(ReadBigEndian32(batch.data() + batch_layout::kPartitionLeaderEpoch),
+            -1);
+  MustAppend(tp, batch, /*epoch=*/3);
+  // A producer that believes in a newer epoch does not change the stamp:
+  // the partition is led at 3 until a take-over says otherwise.
+  MustAppend(tp, batch, /*epoch=*/7);
+  ASSERT_OK(engine().TakeOver(tp, 5).status());
+  MustAppend(tp, batch, /*epoch=*/5);
+  std::vector<int32_t> epochs;
+  const std::string stored = ReadAll(tp);
+  for (absl::string_view rest = stored; !rest.empty();) {
+    epochs.push_back(
+        ReadBigEndian32(rest.data() + batch_layout::kPartitionLeaderEpoch));
+    rest.remove_prefix(batch.size());
+  }
+  EXPECT_THAT(epochs, ElementsAre(3, 3, 5));
 }
 
 TEST_P(EngineConformanceTest, OffsetsAreContiguousAcrossManyBatches) {

@@ -123,6 +123,8 @@ absl::StatusOr<AppendResult> MemoryPartition::Append(absl::string_view bytes,
     }
     const int64_t base_offset = next_offset_;
     SetBaseOffset(stored->data(), base_offset);
+    SetPartitionLeaderEpoch(stored->data(),
+                            static_cast<int32_t>(leader_epoch_));
     batches_.push_back(StoredBatch{base_offset, base_offset + delta,
                                    batch.max_timestamp(), batch.record_count(),
                                    std::move(stored)});

@@ -122,10 +122,17 @@ absl::StatusOr<AppendResult> Partition::AppendImpl(
     }
 
     const int64_t base_offset = next_offset_;
+    // The producer's bytes, but for the two fields the leader assigns (both
+    // outside the CRC): the base offset and the leader epoch (KIP-101).
     char base_bytes[8];
     WriteBigEndian64(base_bytes, base_offset);
-    const absl::string_view parts[2] = {absl::string_view(base_bytes, 8),
-                                        bytes.substr(8)};
+    char epoch_bytes[4];
+    WriteBigEndian32(epoch_bytes, static_cast<int32_t>(leader_epoch_));
+    const absl::string_view parts[4] = {
+        absl::string_view(base_bytes, sizeof(base_bytes)),
+        bytes.substr(batch_layout::kBatchLength, 4),
+        absl::string_view(epoch_bytes, sizeof(epoch_bytes)),
+        bytes.substr(batch_layout::kPartitionLeaderEpoch + 4)};
     if (absl::Status status = active_->Append(
             parts, bytes.size(),
             {base_offset, base_offset + delta, batch.max_timestamp()});
