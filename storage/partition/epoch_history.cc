@@ -25,6 +25,12 @@ void EpochHistory::TrimBelow(int64_t log_start) {
   entries_ = std::move(kept);
 }
 
+void EpochHistory::TruncateFromEnd(int64_t end_offset) {
+  while (!entries_.empty() && entries_.back().start_offset >= end_offset) {
+    entries_.pop_back();
+  }
+}
+
 EpochEndOffset EpochHistory::EndOffsetFor(int64_t epoch,
                                           int64_t log_end) const {
   if (epoch < 0 || entries_.empty()) return EpochEndOffset{};

@@ -11,6 +11,8 @@
 //     replaced, so it leaves no trace;
 //   * advancing the log start forgets the epochs entirely below it, keeping
 //     the one that covers it, whose start becomes the log start;
+//   * cutting the log's tail (recovery, a follower's truncation) forgets the
+//     epochs that began in what was cut;
 //   * EndOffsetFor(e): the latest epoch -> (e, log end); an epoch above the
 //     latest -> unknown; otherwise (largest epoch <= e, start of the next
 //     epoch), or (e, first start) when e precedes every known epoch.
@@ -49,6 +51,11 @@ class EpochHistory {
 
   // Forgets what lies below `log_start` (see the file comment).
   void TrimBelow(int64_t log_start);
+
+  // Forgets the epochs that begin at or past `end_offset` (Kafka's
+  // truncateFromEnd): the log was cut there, so they wrote nothing that is
+  // left. The epochs before keep their starts.
+  void TruncateFromEnd(int64_t end_offset);
 
   // Kafka OffsetForLeaderEpoch.
   EpochEndOffset EndOffsetFor(int64_t epoch, int64_t log_end) const;

@@ -130,6 +130,31 @@ absl::Status PartitionRecovery::CheckNoOtherWriter(
   return absl::OkStatus();
 }
 
+absl::StatusOr<EpochHistory> PartitionRecovery::EpochsOfBatches(
+    const std::vector<std::shared_ptr<Segment>>& segments) {
+  // Batches carry the epoch of the leader that appended them (-1 from
+  // engines that did not stamp it: the segment's name says then).
+  EpochHistory epochs;
+  for (const std::shared_ptr<Segment>& segment : segments) {
+    const int64_t named = segment->epoch();
+    KAAS_RETURN_IF_ERROR(
+        segment
+            ->WalkFrom(segment->base_offset(),
+                       [&](const RecordBatchView& batch, uint64_t) {
+                         const int64_t stamped = batch.partition_leader_epoch();
+                         epochs.Begin(stamped >= 0 ? stamped : named,
+                                      batch.base_offset());
+                         return true;
+                       })
+            .status());
+  }
+  // The last take-over's epoch, which may have written nothing yet.
+  const Segment& last = *segments.back();
+  epochs.Begin(last.epoch(),
+               last.size() == 0 ? last.base_offset() : last.next_offset());
+  return epochs;
+}
+
 // ---- Run -------------------------------------------------------------------
 
 absl::StatusOr<RecoveredLog> PartitionRecovery::Run(
@@ -378,6 +403,28 @@ absl::StatusOr<RecoveredLog> PartitionRecovery::Run(
   replay.EvictBelow(out.log_start_offset);
   out.producers = replay.TakeProducers();
   out.txns = replay.TakeTransactions();
+  if (!plan.epochs_from_manifest && !segments.empty()) {
+    absl::StatusOr<EpochHistory> stamped = EpochsOfBatches(segments);
+    if (stamped.ok()) {
+      plan.epochs = *std::move(stamped);
+    } else {
+      Note(
+          absl::StrCat("epoch history: rebuilt from segment names only (the "
+                       "batches could not be walked: ",
+                       stamped.status().message(), ")"));
+    }
+  }
+  // Epochs that began past where the log now ends wrote nothing that is
+  // left (an epoch beginning exactly there is a take-over's that has not
+  // written yet, and stays).
+  const size_t known_epochs = plan.epochs.entries().size();
+  plan.epochs.TruncateFromEnd(out.next_offset + 1);
+  if (plan.epochs.entries().size() != known_epochs) {
+    Note(absl::StrFormat(
+        "epoch history: forgets %d epochs that began past the recovered log "
+        "end %d",
+        known_epochs - plan.epochs.entries().size(), out.next_offset));
+  }
   out.epochs = std::move(plan.epochs);
 
   // Durable before anyone reads or appends (leader).

@@ -220,6 +220,10 @@ class PartitionRecovery {
 
  private:
   void Note(std::string problem);
+  // Without a manifest: the epoch history from the epochs stamped in the
+  // batches (a header walk of every segment).
+  absl::StatusOr<EpochHistory> EpochsOfBatches(
+      const std::vector<std::shared_ptr<segment::Segment>>& segments);
   bool leader() const { return access_ == PartitionAccess::kLeader; }
   // Deletes a segment's files (leader) and reports it.
   absl::Status Drop(segment::Segment& segment, const std::string& why);

@@ -827,6 +827,55 @@ TEST_F(ListingDamageTest, ACorruptSnapshotIsSetAsideOnce) {
   EXPECT_THAT(again.problems, Not(Contains(HasSubstr(newest + ":"))));
 }
 
+// The epoch history follows the log's end: an epoch the manifest says began
+// past where the log now ends wrote nothing that is left, and is forgotten
+// (it used to answer OffsetForLeaderEpoch with an offset past the log end).
+TEST_F(ListingDamageTest, EpochsThatBeganPastTheLogEndAreForgotten) {
+  metadata::PartitionManifest manifest;
+  manifest.set_leader_epoch(1);
+  manifest.set_log_end_offset(end_);
+  for (auto [epoch, start] : {std::pair{0, 0}, std::pair{1, 1000}}) {
+    metadata::EpochStart* entry = manifest.add_epochs();
+    entry->set_epoch(epoch);
+    entry->set_start_offset(start);
+  }
+  ASSERT_OK(metadata::WriteMetadataFile(
+      fs(), PathOf(metadata::kManifestFileName),
+      metadata::MetadataKind::kManifest, metadata::kManifestVersion, manifest));
+  OpenReport report;
+  auto partition = OpenLeader(1, Config(), &report);
+  EXPECT_THAT(report.problems,
+              Contains(HasSubstr("forgets 1 epochs that began past")));
+  EXPECT_EQ(partition->OffsetForLeaderEpoch(0).end_offset, end_);
+  EXPECT_EQ(partition->OffsetForLeaderEpoch(1).end_offset, end_);
+}
+
+// Without a manifest the history comes from the epochs stamped in the
+// batches (a follower's segments are named after its own take-overs, not
+// after the leaders that wrote the batches).
+TEST_F(ListingDamageTest, WithoutAManifestTheHistoryComesFromTheBatches) {
+  // Batches from offset 7 on say leader epoch 2 wrote them.
+  for (const char* name : {"00000001-00000000000000000005.log",
+                           "00000001-00000000000000000010.log"}) {
+    std::string log = ReadFile(name);
+    for (size_t at = 0; at < log.size();) {
+      const int64_t base = ReadBigEndian64(log.data() + at);
+      if (base >= 7) {
+        WriteBigEndian32(log.data() + at + batch_layout::kPartitionLeaderEpoch,
+                         2);
+      }
+      at += batch_layout::kLogOverhead +
+            ReadBigEndian32(log.data() + at + batch_layout::kBatchLength);
+    }
+    WriteFile(name, log);
+  }
+  ASSERT_OK(fs().Unlink(PathOf(metadata::kManifestFileName)));
+  auto partition = OpenLeader(2, Config());
+  EpochEndOffset first = partition->OffsetForLeaderEpoch(1);
+  EXPECT_EQ(first.leader_epoch, 1);
+  EXPECT_EQ(first.end_offset, 7);
+}
+
 // The engine never follows a link or opens a FIFO in a partition dir: the
 // open is refused, naming the file, and the target is never touched.
 TEST_F(ListingDamageTest, ALinkOrAFifoInPlaceOfAnEngineFileRefusesTheOpen) {
