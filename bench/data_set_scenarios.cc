@@ -20,7 +20,6 @@
 
 namespace kaas::bench {
 
-using ::kaas::partition::LatencyHistogram;
 namespace {
 
 constexpr size_t kFetchMaxBytes = size_t{1} << 20;

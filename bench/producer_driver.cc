@@ -15,12 +15,10 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "glog/logging.h"
-#include "storage/partition/partition_stats.h"
+#include "storage/common/storage_stats.h"
 
 namespace kaas::bench {
 
-using ::kaas::partition::LatencyHistogram;
-using ::kaas::partition::StorageStats;
 namespace {
 
 // A producer: its batch and what it measured. Only the holder of the

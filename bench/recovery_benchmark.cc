@@ -31,17 +31,15 @@
 #include "fs/test_util.h"
 #include "glog/logging.h"
 #include "storage/batch/record_batch.h"
+#include "storage/common/storage_stats.h"
 #include "storage/partition/partition.h"
-#include "storage/partition/partition_stats.h"
 #include "storage/segment/read_handle_cache.h"
 
 namespace kaas::bench {
 
 using ::kaas::partition::OpenReport;
 using ::kaas::partition::Partition;
-using ::kaas::partition::PartitionConfig;
 using ::kaas::partition::PartitionRuntime;
-using ::kaas::partition::StorageStats;
 namespace {
 
 constexpr uint64_t kLogBytes = uint64_t{1} << 30;

@@ -6,7 +6,6 @@
 
 namespace kaas::cleaner {
 
-using ::kaas::partition::PartitionConfig;
 namespace {
 
 // The index of the first segment retention may never delete: the active

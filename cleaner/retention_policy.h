@@ -33,8 +33,8 @@
 #include "absl/time/time.h"
 #include "absl/types/span.h"
 #include "storage/common/api_types.h"
+#include "storage/common/partition_config.h"
 #include "storage/engine/retention_host.h"
-#include "storage/partition/partition_config.h"
 
 namespace kaas::cleaner {
 
@@ -64,7 +64,7 @@ std::optional<int64_t> SizeRetentionTarget(
 // Whether delete retention applies to a partition with `config` at all: its
 // cleanup.policy includes "delete" and at least one of retention.ms /
 // retention.bytes is set (nullopt keeps forever).
-bool RetentionApplies(const partition::PartitionConfig& config);
+bool RetentionApplies(const PartitionConfig& config);
 
 // The log start retention wants, and which knob asked for it.
 struct RetentionDecision {

@@ -8,12 +8,11 @@
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
 #include "storage/common/api_types.h"
+#include "storage/common/partition_config.h"
 #include "storage/engine/retention_host.h"
-#include "storage/partition/partition_config.h"
 
 namespace kaas::cleaner {
 
-using ::kaas::partition::PartitionConfig;
 namespace {
 
 constexpr int64_t kNowMs = 1'000'000;

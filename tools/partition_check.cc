@@ -22,7 +22,6 @@
 namespace kaas::tools {
 
 using ::kaas::partition::Partition;
-using ::kaas::partition::PartitionConfig;
 namespace {
 
 using segment::ParsedSegmentFile;

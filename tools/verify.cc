@@ -40,7 +40,6 @@ ABSL_FLAG(bool, repair, false,
 namespace kaas::tools {
 
 using ::kaas::partition::OpenReport;
-using ::kaas::partition::PartitionConfig;
 namespace {
 
 void PrintFindings(const std::vector<Finding>& findings, std::ostream& out) {

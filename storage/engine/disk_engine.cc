@@ -24,7 +24,6 @@
 namespace kaas {
 
 using ::kaas::partition::Partition;
-using ::kaas::partition::PartitionConfig;
 using ::kaas::partition::PartitionRuntime;
 
 DiskEngine::DiskEngine(Options options)

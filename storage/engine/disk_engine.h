@@ -58,12 +58,12 @@
 #include "placement/log_dir_info.h"
 #include "placement/log_dir_set.h"
 #include "placement/placement_resolver.h"
+#include "storage/common/partition_config.h"
 #include "storage/engine/retention_host.h"
 #include "storage/engine/storage_engine.h"
 #include "storage/engine/topic_identity.h"
 #include "storage/metadata/producer_fences.h"
 #include "storage/partition/partition.h"
-#include "storage/partition/partition_config.h"
 #include "storage/segment/read_handle_cache.h"
 
 namespace kaas {

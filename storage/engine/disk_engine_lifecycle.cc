@@ -44,7 +44,6 @@ namespace kaas {
 using ::kaas::partition::OpenReport;
 using ::kaas::partition::Partition;
 using ::kaas::partition::PartitionAccess;
-using ::kaas::partition::PartitionConfig;
 namespace {
 
 std::string HiddenSibling(const std::string& partition_dir,

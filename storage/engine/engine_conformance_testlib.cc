@@ -18,8 +18,8 @@
 #include "gmock/gmock.h"
 #include "placement/log_dir_info.h"
 #include "storage/batch/record_batch.h"
+#include "storage/common/storage_stats.h"
 #include "storage/common/topic_name.h"
-#include "storage/partition/partition_stats.h"
 #include "testing/batch_builder.h"
 #include "testing/status_matchers.h"
 

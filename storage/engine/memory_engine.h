@@ -92,10 +92,10 @@
 #include "base/clock.h"
 #include "placement/log_dir_info.h"
 #include "storage/common/api_types.h"
+#include "storage/common/partition_config.h"
+#include "storage/common/storage_stats.h"
 #include "storage/engine/storage_engine.h"
 #include "storage/engine/topic_config.h"
-#include "storage/partition/partition_config.h"
-#include "storage/partition/partition_stats.h"
 
 namespace kaas {
 

@@ -27,17 +27,17 @@
 #include "absl/synchronization/mutex.h"
 #include "idempotence/producer_state_map.h"
 #include "storage/common/api_types.h"
+#include "storage/common/partition_config.h"
+#include "storage/common/storage_stats.h"
 #include "storage/partition/epoch_history.h"
-#include "storage/partition/partition_config.h"
-#include "storage/partition/partition_stats.h"
 #include "txn/txn_index.h"
 
 namespace kaas::memory_internal {
 
 class MemoryPartition {
  public:
-  MemoryPartition(std::string name, const partition::PartitionConfig& config,
-                  partition::StorageStats* stats)
+  MemoryPartition(std::string name, const PartitionConfig& config,
+                  StorageStats* stats)
       : name_(std::move(name)), config_(config), stats_(stats) {}
 
   MemoryPartition(const MemoryPartition&) = delete;
@@ -103,8 +103,8 @@ class MemoryPartition {
 
   // Constant after construction.
   const std::string name_;
-  const partition::PartitionConfig config_;
-  partition::StorageStats* const stats_;
+  const PartitionConfig config_;
+  StorageStats* const stats_;
 
   mutable absl::Mutex mu_;
   State state_ ABSL_GUARDED_BY(mu_) = State::kNotLedYet;

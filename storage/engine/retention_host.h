@@ -17,7 +17,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "storage/common/api_types.h"
-#include "storage/partition/partition_config.h"
+#include "storage/common/partition_config.h"
 
 namespace kaas {
 
@@ -26,8 +26,7 @@ enum class RetentionReason { kTime, kSize };
 
 // What retention needs to know of one led partition.
 struct RetentionView {
-  partition::PartitionConfig
-      config;  // effective: engine default + topic overrides
+  PartitionConfig config;  // effective: engine default + topic overrides
   // Oldest first, with max_timestamp filled (-1 for a segment whose
   // batches carry no timestamp); the last one is the active segment (never
   // removed).

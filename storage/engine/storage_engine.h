@@ -49,16 +49,11 @@
 #include "absl/strings/string_view.h"
 #include "placement/log_dir_info.h"
 #include "storage/common/api_types.h"
+#include "storage/common/partition_config.h"
+#include "storage/common/storage_stats.h"
 #include "storage/engine/topic_config.h"
-#include "storage/partition/partition_config.h"
-#include "storage/partition/partition_stats.h"
 
 namespace kaas {
-
-// Partition-level types that are part of the engine's API: a broker
-// configures partitions and reads statistics through these names.
-using PartitionConfig = partition::PartitionConfig;
-using StorageStats = partition::StorageStats;
 
 // Free and total bytes of one log dir (Kafka DescribeLogDirs, KIP-827);
 // -1 when unknown.

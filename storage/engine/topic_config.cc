@@ -24,8 +24,6 @@
 
 namespace kaas {
 
-using ::kaas::partition::kMaxSegmentBytes;
-using ::kaas::partition::PartitionConfig;
 namespace {
 
 namespace pb = google::protobuf;

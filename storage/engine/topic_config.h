@@ -40,7 +40,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "fs/file_system.h"
-#include "storage/partition/partition_config.h"
+#include "storage/common/partition_config.h"
 
 namespace kaas {
 
@@ -79,9 +79,8 @@ std::string TopicConfigToJson(const TopicConfigOverrides& overrides);
 // flush_interval_messages, validateRecords validate_records;
 // minCompactionLagMs and deleteRetentionMs change nothing (no compaction
 // yet).
-partition::PartitionConfig ApplyTopicConfig(
-    const partition::PartitionConfig& engine_default,
-    const TopicConfigOverrides& overrides);
+PartitionConfig ApplyTopicConfig(const PartitionConfig& engine_default,
+                                 const TopicConfigOverrides& overrides);
 
 // Reads `<topic_dir>/.config.json`: nullopt when absent; errors as
 // ParseTopicConfigJson (or kStorageError for I/O).

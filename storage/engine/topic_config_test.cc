@@ -18,13 +18,11 @@
 #include "fs/test_util.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "storage/partition/partition_config.h"
+#include "storage/common/partition_config.h"
 #include "testing/fault_injecting_file_system.h"
 #include "testing/status_matchers.h"
 
 namespace kaas {
-
-using ::kaas::partition::PartitionConfig;
 
 // Failure messages show the overrides as their JSON.
 void PrintTo(const TopicConfigOverrides& overrides, std::ostream* os) {

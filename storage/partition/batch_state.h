@@ -27,7 +27,7 @@
 #include "idempotence/producer_state_map.h"
 #include "storage/batch/record_batch.h"
 #include "storage/common/api_types.h"
-#include "storage/partition/partition_config.h"
+#include "storage/common/partition_config.h"
 #include "txn/txn_index.h"
 
 namespace kaas::partition {

@@ -1,4 +1,4 @@
-// File: storage/partition/partition_stats.h
+// File: storage/common/storage_stats.h
 //
 // The engine's metrics surface: monotonic counters and latency histograms
 // that a broker exports to whatever metrics system it uses (no dependency on
@@ -8,8 +8,8 @@
 // Thread-safety: every method is thread-safe and lock-free on the recording
 // side (relaxed atomics).
 
-#ifndef KAAS_STORAGE_PARTITION_PARTITION_STATS_H_
-#define KAAS_STORAGE_PARTITION_PARTITION_STATS_H_
+#ifndef KAAS_STORAGE_COMMON_STORAGE_STATS_H_
+#define KAAS_STORAGE_COMMON_STORAGE_STATS_H_
 
 #include <array>
 #include <atomic>
@@ -18,7 +18,7 @@
 
 #include "absl/time/time.h"
 
-namespace kaas::partition {
+namespace kaas {
 
 inline constexpr uint32_t kAppendLatencySampling = 16;
 
@@ -95,6 +95,6 @@ struct StorageStats {
   std::string DebugString() const;
 };
 
-}  // namespace kaas::partition
+}  // namespace kaas
 
-#endif  // KAAS_STORAGE_PARTITION_PARTITION_STATS_H_
+#endif  // KAAS_STORAGE_COMMON_STORAGE_STATS_H_

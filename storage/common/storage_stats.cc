@@ -1,4 +1,4 @@
-#include "storage/partition/partition_stats.h"
+#include "storage/common/storage_stats.h"
 
 #include <algorithm>
 #include <cmath>
@@ -6,7 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 
-namespace kaas::partition {
+namespace kaas {
 namespace {
 
 int BucketOf(absl::Duration duration) {
@@ -92,4 +92,4 @@ std::string StorageStats::DebugString() const {
       histogram("recovery time", recovery_time));
 }
 
-}  // namespace kaas::partition
+}  // namespace kaas

@@ -1,9 +1,9 @@
-#include "storage/partition/partition_config.h"
+#include "storage/common/partition_config.h"
 
 #include "absl/strings/str_format.h"
 #include "base/storage_error.h"
 
-namespace kaas::partition {
+namespace kaas {
 
 absl::Status PartitionConfig::Validate() const {
   auto invalid = [](const std::string& message) {
@@ -52,4 +52,4 @@ bool operator==(const PartitionConfig& a, const PartitionConfig& b) {
          a.validate_records == b.validate_records;
 }
 
-}  // namespace kaas::partition
+}  // namespace kaas

@@ -1,4 +1,4 @@
-// File: storage/partition/partition_config.h
+// File: storage/common/partition_config.h
 //
 // The per-partition configuration: the engine default overlaid with the
 // topic's `.config.json` overrides (storage/engine/topic_config.h). A running
@@ -7,8 +7,8 @@
 //
 // Thread-safety: a plain value.
 
-#ifndef KAAS_STORAGE_PARTITION_PARTITION_CONFIG_H_
-#define KAAS_STORAGE_PARTITION_PARTITION_CONFIG_H_
+#ifndef KAAS_STORAGE_COMMON_PARTITION_CONFIG_H_
+#define KAAS_STORAGE_COMMON_PARTITION_CONFIG_H_
 
 #include <cstdint>
 #include <optional>
@@ -17,7 +17,7 @@
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 
-namespace kaas::partition {
+namespace kaas {
 
 // Segment positions are 32-bit in the index files, as in Kafka (whose
 // segment.bytes is an int): a segment never exceeds this.
@@ -82,6 +82,6 @@ inline bool operator!=(const PartitionConfig& a, const PartitionConfig& b) {
   return !(a == b);
 }
 
-}  // namespace kaas::partition
+}  // namespace kaas
 
-#endif  // KAAS_STORAGE_PARTITION_PARTITION_CONFIG_H_
+#endif  // KAAS_STORAGE_COMMON_PARTITION_CONFIG_H_
