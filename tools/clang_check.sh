@@ -17,7 +17,16 @@ fi
 
 output_base="${KAAS_CLANG_OUTPUT_BASE:-${HOME}/.cache/kaas-storage-clang}"
 log="$(mktemp)"
-bazel --output_base="${output_base}" build --config=clang -k //... >"${log}" 2>&1
+# Bazel skips its convenience symlinks (bazel-<workspace>, bazel-bin...) when
+# they point into its own output base, but not the default output base's
+# when building with this one: leave every top-level bazel-* link out.
+excluded=()
+for link in bazel-*; do
+  [[ -L "${link}" ]] && ! grep -qx "${link}" .bazelignore &&
+    excluded+=("-//${link}/...")
+done
+bazel --output_base="${output_base}" build --config=clang -k -- //... \
+  "${excluded[@]}" >"${log}" 2>&1
 rc=$?
 bazel --output_base="${output_base}" shutdown >/dev/null 2>&1
 if [[ ${rc} -eq 0 ]]; then
