@@ -58,9 +58,17 @@ enum class Acks : int {
   kAll = -1,    // durable (fdatasync'ed) before completing
 };
 
+// What a partition taken over here does. A leader assigns offsets and stamps
+// its leader epoch into each batch (Append); a follower stores the batches
+// its leader assigned, verbatim (AppendAsFollower), and may be truncated.
+enum class Role { kLeader, kFollower };
+
 enum class Isolation {
   kReadUncommitted,  // up to the high watermark
   kReadCommitted,    // up to the last stable offset, with aborted ranges
+  // A follower's fetch from this leader: up to the log end (what the
+  // replicas have decides the high watermark, so they must see past it).
+  kReplica,
 };
 
 struct AppendResult {
@@ -100,6 +108,7 @@ struct ReadResult {
   int64_t high_watermark = 0;
   int64_t log_start_offset = 0;
   int64_t last_stable_offset = 0;
+  int64_t log_end_offset = 0;
   // read_committed only: the aborted transactions overlapping the returned
   // range, in first-offset order.
   std::vector<AbortedTransaction> aborted_transactions;

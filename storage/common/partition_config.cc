@@ -49,7 +49,8 @@ bool operator==(const PartitionConfig& a, const PartitionConfig& b) {
          a.retention_ms == b.retention_ms &&
          a.retention_bytes == b.retention_bytes &&
          a.cleanup_delete == b.cleanup_delete &&
-         a.validate_records == b.validate_records;
+         a.validate_records == b.validate_records &&
+         a.broker_managed_high_watermark == b.broker_managed_high_watermark;
 }
 
 }  // namespace kaas

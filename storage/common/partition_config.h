@@ -73,6 +73,16 @@ struct PartitionConfig {
   // validates itself pays nothing twice). Done outside the partition lock.
   bool validate_records = false;
 
+  // The high watermark is the broker's (a replicated deployment: what the
+  // in-sync replicas have, not what this disk made durable). The broker sets
+  // it (StorageEngine::SetHighWatermark; after an open it starts at the log
+  // start, until the broker says more); reads for consumers stop there, the
+  // last stable offset never passes it, and DeleteRecords and retention stay
+  // below it. Off: the engine's own (the durable end with flush.messages 1,
+  // else the log end). A deployment-wide choice (the engine's default
+  // config), so no topic config key sets it.
+  bool broker_managed_high_watermark = false;
+
   // Checks ranges; the message names the field and the value.
   absl::Status Validate() const;
 };

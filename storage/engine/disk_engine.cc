@@ -418,6 +418,25 @@ std::optional<int64_t> DiskEngine::PartitionEpoch(const TopicPartition& tp) {
   return (*partition)->LeaderEpoch();
 }
 
+std::optional<Role> DiskEngine::PartitionRole(const TopicPartition& tp) {
+  absl::StatusOr<std::shared_ptr<Partition>> partition = Led(tp);
+  if (!partition.ok()) return std::nullopt;
+  return (*partition)->role();
+}
+
+absl::StatusOr<AppendResult> DiskEngine::AppendAsFollower(
+    const TopicPartition& tp, int64_t leader_epoch, Acks acks,
+    absl::string_view batches) {
+  KAAS_ASSIGN_OR_RETURN(std::shared_ptr<Partition> partition, Led(tp));
+  return partition->AppendAsFollower(batches, leader_epoch, acks);
+}
+
+absl::Status DiskEngine::SetHighWatermark(const TopicPartition& tp,
+                                          int64_t offset) {
+  KAAS_ASSIGN_OR_RETURN(std::shared_ptr<Partition> partition, Led(tp));
+  return partition->SetHighWatermark(offset);
+}
+
 std::vector<placement::LogDirInfo> DiskEngine::LogDirs() {
   return log_dirs_->All();
 }

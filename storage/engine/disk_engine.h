@@ -151,6 +151,18 @@ class DiskEngine final : public StorageEngine, public RetentionHost {
   absl::Status Drain() override;
   std::vector<TopicPartition> LedPartitions() override;
   std::optional<int64_t> PartitionEpoch(const TopicPartition& tp) override;
+  std::optional<Role> PartitionRole(const TopicPartition& tp) override;
+  absl::StatusOr<int64_t> BecomeFollower(const TopicPartition& tp,
+                                         int64_t leader_epoch) override;
+  absl::StatusOr<AppendResult> AppendAsFollower(
+      const TopicPartition& tp, int64_t leader_epoch, Acks acks,
+      absl::string_view batches) override;
+  absl::StatusOr<int64_t> TruncateTo(const TopicPartition& tp,
+                                     int64_t offset) override;
+  absl::Status TruncateFullyAndStartAt(const TopicPartition& tp,
+                                       int64_t offset) override;
+  absl::Status SetHighWatermark(const TopicPartition& tp,
+                                int64_t offset) override;
   std::vector<placement::LogDirInfo> LogDirs() override;
   std::vector<LogDirUsage> LogDirUsages() override;
   absl::StatusOr<std::string> PartitionLogDir(
@@ -266,7 +278,13 @@ class DiskEngine final : public StorageEngine, public RetentionHost {
   // is not led (kNotLeader).
   absl::StatusOr<int64_t> TakeOverLocked(const TopicPartition& tp,
                                          int64_t leader_epoch,
-                                         uint64_t abandons);
+                                         uint64_t abandons, Role role);
+  // TakeOver and BecomeFollower.
+  absl::StatusOr<int64_t> TakeRole(const TopicPartition& tp,
+                                   int64_t leader_epoch, Role role);
+  // TruncateTo (`full` false) and TruncateFullyAndStartAt.
+  absl::StatusOr<int64_t> Truncate(const TopicPartition& tp, int64_t offset,
+                                   bool full);
   // Opens (recovers) the partition at `where`, retrying briefly when the
   // directory vanishes under it (an operator renaming a dead incarnation
   // aside).

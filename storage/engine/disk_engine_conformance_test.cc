@@ -25,6 +25,8 @@ std::unique_ptr<StorageEngine> NewDiskEngine(const EngineSettings& settings) {
   options.default_config.segment_bytes = 64 << 10;
   options.default_config.index_interval_bytes = 256;
   options.default_config.validate_records = settings.validate_records;
+  options.default_config.broker_managed_high_watermark =
+      settings.broker_managed_high_watermark;
   options.io_threads = 2;
   absl::StatusOr<std::unique_ptr<DiskEngine>> engine =
       DiskEngine::Create(std::move(options));

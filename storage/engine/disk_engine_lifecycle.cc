@@ -168,6 +168,16 @@ absl::StatusOr<std::shared_ptr<Partition>> DiskEngine::OpenPartition(
 
 absl::StatusOr<int64_t> DiskEngine::TakeOver(const TopicPartition& tp,
                                              int64_t leader_epoch) {
+  return TakeRole(tp, leader_epoch, Role::kLeader);
+}
+
+absl::StatusOr<int64_t> DiskEngine::BecomeFollower(const TopicPartition& tp,
+                                                   int64_t leader_epoch) {
+  return TakeRole(tp, leader_epoch, Role::kFollower);
+}
+
+absl::StatusOr<int64_t> DiskEngine::TakeRole(const TopicPartition& tp,
+                                             int64_t leader_epoch, Role role) {
   // Before anything is looked up or created: an invalid epoch must leave no
   // directory behind, and the map of lifecycle locks holds valid names only.
   KAAS_RETURN_IF_ERROR(ValidateTopicPartition(tp));
@@ -178,12 +188,51 @@ absl::StatusOr<int64_t> DiskEngine::TakeOver(const TopicPartition& tp,
   KAAS_RETURN_IF_ERROR(CheckNotMigrating(tp));
   std::shared_ptr<absl::Mutex> lifecycle = LifecycleLock(tp);
   absl::MutexLock lifecycle_lock(lifecycle.get());
-  return EnsureStorageError(TakeOverLocked(tp, leader_epoch, abandons));
+  return EnsureStorageError(TakeOverLocked(tp, leader_epoch, abandons, role));
+}
+
+absl::StatusOr<int64_t> DiskEngine::TruncateTo(const TopicPartition& tp,
+                                               int64_t offset) {
+  return Truncate(tp, offset, /*full=*/false);
+}
+
+absl::Status DiskEngine::TruncateFullyAndStartAt(const TopicPartition& tp,
+                                                 int64_t offset) {
+  return Truncate(tp, offset, /*full=*/true).status();
+}
+
+absl::StatusOr<int64_t> DiskEngine::Truncate(const TopicPartition& tp,
+                                             int64_t offset, bool full) {
+  KAAS_RETURN_IF_ERROR(ValidateTopicPartition(tp));
+  KAAS_RETURN_IF_ERROR(
+      CheckWritable(full ? "TruncateFullyAndStartAt" : "TruncateTo"));
+  const uint64_t abandons = AbandonsOf(tp.topic);
+  KAAS_RETURN_IF_ERROR(CheckNotMigrating(tp));
+  std::shared_ptr<absl::Mutex> lifecycle = LifecycleLock(tp);
+  absl::MutexLock lifecycle_lock(lifecycle.get());
+  KAAS_ASSIGN_OR_RETURN(std::shared_ptr<Partition> partition, Led(tp));
+  const int64_t epoch = partition->LeaderEpoch();
+  absl::StatusOr<int64_t> end = partition->PrepareTruncation(offset, full);
+  // Refused, or nothing to cut: the partition is as it was.
+  if (!partition->is_closed()) return EnsureStorageError(end);
+  {
+    absl::MutexLock lock(&map_mu_);
+    auto it = led_.find(tp);
+    if (it != led_.end() && it->second == partition) led_.erase(it);
+  }
+  // The reopen's recovery carries the truncation out (or, if its intent did
+  // not reach the disk, finds the log as it was).
+  KAAS_ASSIGN_OR_RETURN(
+      int64_t log_end,
+      EnsureStorageError(TakeOverLocked(tp, epoch, abandons, Role::kFollower)));
+  if (!end.ok()) return EnsureStorageError(end.status());
+  return log_end;
 }
 
 absl::StatusOr<int64_t> DiskEngine::TakeOverLocked(const TopicPartition& tp,
                                                    int64_t leader_epoch,
-                                                   uint64_t abandons) {
+                                                   uint64_t abandons,
+                                                   Role role) {
   std::shared_ptr<Partition> partition;
   {
     absl::StatusOr<std::shared_ptr<Partition>> led = Led(tp);
@@ -194,14 +243,14 @@ absl::StatusOr<int64_t> DiskEngine::TakeOverLocked(const TopicPartition& tp,
       return led.status();
     }
   }
-  if (partition != nullptr) return partition->TakeOver(leader_epoch);
+  if (partition != nullptr) return partition->TakeOver(leader_epoch, role);
 
   KAAS_ASSIGN_OR_RETURN(Resolved where, ResolveForLifecycle(tp));
   // The identity gate runs before anything is created: opening creates the
   // directory, which must not re-materialise a dir being reclaimed.
   KAAS_RETURN_IF_ERROR(CheckIdentity(tp, where));
   KAAS_ASSIGN_OR_RETURN(partition, OpenPartition(tp, where));
-  absl::StatusOr<int64_t> log_end = partition->TakeOver(leader_epoch);
+  absl::StatusOr<int64_t> log_end = partition->TakeOver(leader_epoch, role);
   if (!log_end.ok()) {
     // Opened for nothing: close without persisting (recovery already made
     // the directory consistent; a re-drive recovers again, cheaply).
@@ -421,9 +470,11 @@ absl::StatusOr<std::string> DiskEngine::MovePartitionToLogDir(
     }
   }
   std::optional<int64_t> epoch;
+  Role role = Role::kLeader;
   absl::Status status;
   if (partition != nullptr) {
     epoch = partition->LeaderEpoch();
+    role = partition->role();
     status = partition->Relinquish();
     partition.reset();
   }
@@ -454,7 +505,8 @@ absl::StatusOr<std::string> DiskEngine::MovePartitionToLogDir(
     // waiting for the move runs after this, never in between (where this
     // would undo it). A failure here is the broker's to re-drive (TakeOver
     // is idempotent).
-    absl::StatusOr<int64_t> led_again = TakeOverLocked(tp, *epoch, abandons);
+    absl::StatusOr<int64_t> led_again =
+        TakeOverLocked(tp, *epoch, abandons, role);
     LOG_IF(ERROR, !led_again.ok())
         << tp.ToString()
         << ": taking it over again after the move: " << led_again.status();

@@ -92,6 +92,43 @@ std::string EngineConformanceTest::ProducerBatch(int64_t producer_id,
   return builder.Build();
 }
 
+std::vector<int64_t> EngineConformanceTest::BaseOffsets(
+    absl::string_view bytes) {
+  std::vector<int64_t> bases;
+  while (!bytes.empty()) {
+    absl::StatusOr<size_t> size = PeekBatchSize(bytes);
+    if (!size.ok() || *size > bytes.size()) {
+      ADD_FAILURE() << "not whole batches: " << size.status();
+      break;
+    }
+    bases.push_back(ReadBigEndian64(bytes.data()));
+    bytes.remove_prefix(*size);
+  }
+  return bases;
+}
+
+std::string EngineConformanceTest::LeaderLog(
+    const TopicPartition& leader, const std::vector<std::string>& batches,
+    int64_t epoch) {
+  absl::Status led = engine().TakeOver(leader, epoch).status();
+  EXPECT_OK(led) << leader.ToString();
+  if (!led.ok()) return "";
+  for (const std::string& batch : batches) MustAppend(leader, batch, epoch);
+  return ReadAll(leader);
+}
+
+absl::StatusOr<AppendResult> EngineConformanceTest::Replicate(
+    const TopicPartition& follower, absl::string_view batches, int64_t epoch) {
+  absl::StatusOr<AppendResult> result =
+      engine().AppendAsFollower(follower, epoch, Acks::kAll, batches);
+  if (!result.ok()) return result;
+  // As AppendAndWait: the engine's high watermark may be the durable end.
+  if (absl::Status durable = result->durable.Wait(); !durable.ok()) {
+    return durable;
+  }
+  return result;
+}
+
 namespace {
 
 using ::kaas::test::ControlBatch;
@@ -109,21 +146,6 @@ std::vector<std::string> Names(const std::vector<TopicPartition>& tps) {
   std::vector<std::string> names;
   for (const TopicPartition& tp : tps) names.push_back(tp.ToString());
   return names;
-}
-
-// The base offset of every batch in `bytes` (whole batches).
-std::vector<int64_t> BaseOffsets(absl::string_view bytes) {
-  std::vector<int64_t> bases;
-  while (!bytes.empty()) {
-    absl::StatusOr<size_t> size = PeekBatchSize(bytes);
-    if (!size.ok() || *size > bytes.size()) {
-      ADD_FAILURE() << "not whole batches: " << size.status();
-      break;
-    }
-    bases.push_back(ReadBigEndian64(bytes.data()));
-    bytes.remove_prefix(*size);
-  }
-  return bases;
 }
 
 MATCHER_P3(IsAborted, producer_id, first_offset, last_offset,

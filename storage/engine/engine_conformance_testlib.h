@@ -3,9 +3,10 @@
 // The conformance suite every StorageEngine passes: the observable contract
 // of storage/engine/storage_engine.h, written only against that interface
 // (googletest's "abstract test" pattern). The tests live in
-// engine_conformance_testlib.cc, compiled into a testonly library with
-// alwayslink; an engine runs them by instantiating the suite with a factory in
-// its own test file:
+// engine_conformance_testlib.cc (and the replication API's in
+// engine_replication_conformance_testlib.cc), compiled into a testonly library
+// with alwayslink; an engine runs them by instantiating the suite with a
+// factory in its own test file:
 //
 //   #include "storage/engine/engine_conformance_testlib.h"
 //
@@ -38,6 +39,7 @@
 #include <memory>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "absl/strings/string_view.h"
 #include "gtest/gtest.h"
@@ -50,6 +52,8 @@ namespace kaas {
 // engine's defaults for every partition.
 struct EngineSettings {
   bool validate_records = false;  // PartitionConfig::validate_records
+  // PartitionConfig::broker_managed_high_watermark
+  bool broker_managed_high_watermark = false;
 };
 
 // How the suite gets an engine.
@@ -105,6 +109,21 @@ class EngineConformanceTest : public ::testing::TestWithParam<EngineFactory> {
   static std::string ProducerBatch(int64_t producer_id, int16_t epoch,
                                    int32_t base_sequence, int records = 1,
                                    bool transactional = false);
+  // The base offset of every batch in `bytes` (whole batches).
+  static std::vector<int64_t> BaseOffsets(absl::string_view bytes);
+
+  // Replication tests: a follower partition replicating a leader partition
+  // of the same engine (what the leader stores is what a fetch from it
+  // carries).
+  //
+  // Leads `leader` at `epoch`, appends `batches` and returns what it stored
+  // (empty after a failure).
+  std::string LeaderLog(const TopicPartition& leader,
+                        const std::vector<std::string>& batches, int64_t epoch);
+  // AppendAsFollower with acks=all, waiting until durable.
+  absl::StatusOr<AppendResult> Replicate(const TopicPartition& follower,
+                                         absl::string_view batches,
+                                         int64_t epoch);
 
  private:
   std::unique_ptr<StorageEngine> engine_;

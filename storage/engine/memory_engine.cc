@@ -170,13 +170,24 @@ absl::Status MemoryEngine::DeletePartition(const TopicPartition& tp) {
 
 absl::StatusOr<int64_t> MemoryEngine::TakeOver(const TopicPartition& tp,
                                                int64_t leader_epoch) {
+  return TakeRole(tp, leader_epoch, Role::kLeader);
+}
+
+absl::StatusOr<int64_t> MemoryEngine::BecomeFollower(const TopicPartition& tp,
+                                                     int64_t leader_epoch) {
+  return TakeRole(tp, leader_epoch, Role::kFollower);
+}
+
+absl::StatusOr<int64_t> MemoryEngine::TakeRole(const TopicPartition& tp,
+                                               int64_t leader_epoch,
+                                               Role role) {
   KAAS_RETURN_IF_ERROR(ValidateTopicPartition(tp));
   KAAS_RETURN_IF_ERROR(ValidateLeaderEpoch(leader_epoch));
   while (true) {
     KAAS_ASSIGN_OR_RETURN(PartitionPtr partition, FindOrCreate(tp));
     bool dropped = false;
     absl::StatusOr<int64_t> log_end =
-        partition->TakeOver(leader_epoch, &dropped);
+        partition->TakeOver(leader_epoch, role, &dropped);
     // Deleted between the lookup and the take-over: lead the new one.
     if (!dropped) return log_end;
   }
@@ -225,6 +236,50 @@ std::optional<int64_t> MemoryEngine::PartitionEpoch(const TopicPartition& tp) {
   absl::StatusOr<PartitionPtr> partition = Find(tp);
   if (!partition.ok()) return std::nullopt;
   return (*partition)->LedEpoch();
+}
+
+std::optional<Role> MemoryEngine::PartitionRole(const TopicPartition& tp) {
+  absl::StatusOr<PartitionPtr> partition = Find(tp);
+  if (!partition.ok()) return std::nullopt;
+  return (*partition)->LedRole();
+}
+
+// ---- Replication -----------------------------------------------------------
+
+absl::StatusOr<AppendResult> MemoryEngine::AppendAsFollower(
+    const TopicPartition& tp, int64_t leader_epoch, Acks acks,
+    absl::string_view batches) {
+  // As Append: every acks level is complete on return.
+  KAAS_ASSIGN_OR_RETURN(PartitionPtr partition, Find(tp));
+  return partition->AppendAsFollower(batches, leader_epoch);
+}
+
+absl::StatusOr<int64_t> MemoryEngine::TruncateTo(const TopicPartition& tp,
+                                                 int64_t offset) {
+  return Truncate(tp, offset, /*full=*/false);
+}
+
+absl::Status MemoryEngine::TruncateFullyAndStartAt(const TopicPartition& tp,
+                                                   int64_t offset) {
+  return Truncate(tp, offset, /*full=*/true).status();
+}
+
+absl::StatusOr<int64_t> MemoryEngine::Truncate(const TopicPartition& tp,
+                                               int64_t offset, bool full) {
+  KAAS_ASSIGN_OR_RETURN(PartitionPtr partition, Find(tp));
+  // Held (shared) across the truncation: a concurrent FenceProducerEpoch
+  // either is in the list re-applied to the rebuilt producer state or comes
+  // after it.
+  absl::ReaderMutexLock fences_lock(&fences_mu_);
+  std::vector<std::pair<int64_t, int16_t>> fences(fences_.begin(),
+                                                  fences_.end());
+  return partition->Truncate(offset, full, fences, clock_->NowMillis());
+}
+
+absl::Status MemoryEngine::SetHighWatermark(const TopicPartition& tp,
+                                            int64_t offset) {
+  KAAS_ASSIGN_OR_RETURN(PartitionPtr partition, Find(tp));
+  return partition->SetHighWatermark(offset);
 }
 
 // ---- Log dirs

@@ -152,6 +152,18 @@ class MemoryEngine final : public StorageEngine {
   absl::Status Drain() override;
   std::vector<TopicPartition> LedPartitions() override;
   std::optional<int64_t> PartitionEpoch(const TopicPartition& tp) override;
+  std::optional<Role> PartitionRole(const TopicPartition& tp) override;
+  absl::StatusOr<int64_t> BecomeFollower(const TopicPartition& tp,
+                                         int64_t leader_epoch) override;
+  absl::StatusOr<AppendResult> AppendAsFollower(
+      const TopicPartition& tp, int64_t leader_epoch, Acks acks,
+      absl::string_view batches) override;
+  absl::StatusOr<int64_t> TruncateTo(const TopicPartition& tp,
+                                     int64_t offset) override;
+  absl::Status TruncateFullyAndStartAt(const TopicPartition& tp,
+                                       int64_t offset) override;
+  absl::Status SetHighWatermark(const TopicPartition& tp,
+                                int64_t offset) override;
   std::vector<placement::LogDirInfo> LogDirs() override;
   std::vector<LogDirUsage> LogDirUsages() override;
   absl::StatusOr<std::string> PartitionLogDir(
@@ -179,6 +191,13 @@ class MemoryEngine final : public StorageEngine {
   // Removes `tp` from the map; null if absent.
   PartitionPtr Remove(const TopicPartition& tp)
       ABSL_LOCKS_EXCLUDED(partitions_mu_);
+  // TakeOver and BecomeFollower.
+  absl::StatusOr<int64_t> TakeRole(const TopicPartition& tp,
+                                   int64_t leader_epoch, Role role)
+      ABSL_LOCKS_EXCLUDED(fences_mu_, partitions_mu_);
+  // TruncateTo (`full` false) and TruncateFullyAndStartAt.
+  absl::StatusOr<int64_t> Truncate(const TopicPartition& tp, int64_t offset,
+                                   bool full) ABSL_LOCKS_EXCLUDED(fences_mu_);
   // Every partition, in no particular order.
   std::vector<std::pair<TopicPartition, PartitionPtr>> Snapshot()
       ABSL_LOCKS_EXCLUDED(partitions_mu_);

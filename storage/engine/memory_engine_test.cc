@@ -24,16 +24,18 @@ using ::kaas::test::IsOkAndHolds;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-INSTANTIATE_TEST_SUITE_P(Memory, EngineConformanceTest,
-                         ::testing::Values(EngineFactory{
-                             "Memory",
-                             [](const EngineSettings& settings) {
-                               MemoryEngine::Options options;
-                               options.partition_config.validate_records =
-                                   settings.validate_records;
-                               return std::make_unique<MemoryEngine>(options);
-                             }}),
-                         EngineFactoryName);
+INSTANTIATE_TEST_SUITE_P(
+    Memory, EngineConformanceTest,
+    ::testing::Values(EngineFactory{
+        "Memory",
+        [](const EngineSettings& settings) {
+          MemoryEngine::Options options;
+          options.partition_config.validate_records = settings.validate_records;
+          options.partition_config.broker_managed_high_watermark =
+              settings.broker_managed_high_watermark;
+          return std::make_unique<MemoryEngine>(options);
+        }}),
+    EngineFactoryName);
 
 std::string Batch(int records = 1, size_t value_size = 16,
                   int64_t timestamp = 1000) {

@@ -18,10 +18,12 @@ namespace kaas::memory_internal {
 
 using ::kaas::partition::Admission;
 using ::kaas::partition::AdmitBatch;
+using ::kaas::partition::AdmitFollowerBatches;
 using ::kaas::partition::AnswerSpecialTimestamp;
 using ::kaas::partition::FetchBound;
 using ::kaas::partition::kListOffsetsMaxTimestamp;
 using ::kaas::partition::ParseForAppend;
+using ::kaas::partition::ParseForFollowerAppend;
 using ::kaas::partition::RecordBatchState;
 using ::kaas::partition::RecordSearch;
 using ::kaas::partition::SearchRecords;
@@ -29,13 +31,13 @@ using ::kaas::partition::SearchRecords;
 // ---- Leadership -------------------------------------------------------------
 
 absl::StatusOr<int64_t> MemoryPartition::TakeOver(int64_t leader_epoch,
-                                                  bool* dropped) {
+                                                  Role role, bool* dropped) {
   absl::MutexLock lock(&mu_);
   *dropped = state_ == State::kDropped;
   if (*dropped) return NotLedLocked();
   const bool leading = state_ == State::kLeading;
   if (leader_epoch < leader_epoch_ ||
-      (leader_epoch == leader_epoch_ && leading)) {
+      (leader_epoch == leader_epoch_ && leading && role_ == role)) {
     if (leading) return next_offset_;  // idempotent
     return StorageError(
         StorageErrorCode::kNotLeader,
@@ -43,10 +45,19 @@ absl::StatusOr<int64_t> MemoryPartition::TakeOver(int64_t leader_epoch,
                         "epoch %d",
                         name_, leader_epoch, leader_epoch_));
   }
-  epochs_.Begin(leader_epoch, next_offset_);
+  // A follower's epochs are its leader's, and come with the batches.
+  if (role == Role::kLeader) epochs_.Begin(leader_epoch, next_offset_);
   leader_epoch_ = leader_epoch;
+  role_ = role;
+  if (state_ != State::kLeading) broker_high_watermark_ = log_start_;
   state_ = State::kLeading;
   return next_offset_;
+}
+
+std::optional<Role> MemoryPartition::LedRole() const {
+  absl::ReaderMutexLock lock(&mu_);
+  if (state_ != State::kLeading) return std::nullopt;
+  return role_;
 }
 
 bool MemoryPartition::Relinquish() {
@@ -113,9 +124,9 @@ absl::StatusOr<AppendResult> MemoryPartition::Append(absl::string_view bytes,
   AppendResult result;
   {
     absl::MutexLock lock(&mu_);
-    absl::StatusOr<Admission> admission =
-        AdmitBatch(batch, config_, producers_,
-                   CheckWritableLocked(leader_epoch), log_start_);
+    absl::StatusOr<Admission> admission = AdmitBatch(
+        batch, config_, producers_,
+        CheckWritableLocked(leader_epoch, Role::kLeader), log_start_);
     if (!admission.ok()) return reject(admission.status());
     if (admission->duplicate.has_value()) {
       stats_->duplicate_batches.fetch_add(1, std::memory_order_relaxed);
@@ -153,7 +164,7 @@ absl::StatusOr<int64_t> MemoryPartition::DeleteRecords(int64_t target) {
   {
     absl::MutexLock lock(&mu_);
     if (state_ != State::kLeading) return NotLedLocked();
-    const int64_t high_watermark = next_offset_;
+    const int64_t high_watermark = HighWatermarkLocked();
     if (target < 0) target = high_watermark;
     if (target > high_watermark) {
       return StorageError(
@@ -177,6 +188,132 @@ absl::StatusOr<int64_t> MemoryPartition::DeleteRecords(int64_t target) {
   return log_start;
 }
 
+absl::StatusOr<AppendResult> MemoryPartition::AppendAsFollower(
+    absl::string_view bytes, int64_t leader_epoch) {
+  {
+    absl::ReaderMutexLock lock(&mu_);
+    if (state_ != State::kLeading) return NotLedLocked();
+  }
+  auto reject = [&](absl::Status status) {
+    stats_->rejected_batches.fetch_add(1, std::memory_order_relaxed);
+    return status;
+  };
+  absl::StatusOr<std::vector<RecordBatchView>> parsed =
+      ParseForFollowerAppend(bytes);
+  if (!parsed.ok()) return reject(parsed.status());
+  AppendResult result;
+  int64_t records = 0;
+  {
+    absl::MutexLock lock(&mu_);
+    const int64_t latest_epoch =
+        epochs_.empty() ? -1 : epochs_.entries().back().epoch;
+    if (absl::Status admitted = AdmitFollowerBatches(
+            *parsed, next_offset_, latest_epoch, leader_epoch_,
+            CheckWritableLocked(leader_epoch, Role::kFollower));
+        !admitted.ok()) {
+      return reject(admitted);
+    }
+    result.base_offset = parsed->front().base_offset();
+    for (const RecordBatchView& batch : *parsed) {
+      batches_.push_back(StoredBatch{
+          batch.base_offset(), batch.last_offset(), batch.max_timestamp(),
+          batch.record_count(), std::make_shared<std::string>(batch.bytes())});
+      size_bytes_ += batch.size();
+      next_offset_ = batch.last_offset() + 1;
+      absl::Status status =
+          RecordBatchState(batch, batch.base_offset(), &producers_, &txns_);
+      LOG_IF(WARNING, !status.ok())
+          << name_ << ": producer state of a replicated batch at offset "
+          << batch.base_offset() << ": " << status;
+      if (batch.partition_leader_epoch() >= 0) {
+        epochs_.Begin(batch.partition_leader_epoch(), batch.base_offset());
+      }
+      records += batch.record_count();
+    }
+    result.last_offset = next_offset_ - 1;
+    result.log_start_offset = log_start_;
+  }
+  stats_->appended_batches.fetch_add(parsed->size(), std::memory_order_relaxed);
+  stats_->appended_records.fetch_add(records, std::memory_order_relaxed);
+  stats_->appended_bytes.fetch_add(bytes.size(), std::memory_order_relaxed);
+  return result;
+}
+
+absl::StatusOr<int64_t> MemoryPartition::Truncate(
+    int64_t offset, bool full,
+    const std::vector<std::pair<int64_t, int16_t>>& fences, int64_t now_ms) {
+  absl::MutexLock lock(&mu_);
+  KAAS_RETURN_IF_ERROR(CheckWritableLocked(leader_epoch_, Role::kFollower));
+  if (full && offset < 0) {
+    return StorageError(
+        StorageErrorCode::kInvalidRequest,
+        absl::StrFormat("%s: cannot restart the log at %d", name_, offset));
+  }
+  if (!full && offset < log_start_) {
+    return StorageError(
+        StorageErrorCode::kOffsetOutOfRange,
+        absl::StrFormat("%s: cannot truncate to %d, below the log start %d",
+                        name_, offset, log_start_));
+  }
+  if (!full && offset >= next_offset_) return next_offset_;
+  int64_t new_end = offset;
+  if (!full) {
+    // The whole batch holding `offset` goes.
+    auto holder = FirstBatchEndingAtOrAfter(offset);
+    if (holder != batches_.end()) new_end = holder->base_offset;
+    if (new_end < log_start_) full = true, new_end = offset;
+  }
+  if (full) {
+    batches_.clear();
+    size_bytes_ = 0;
+    log_start_ = new_end;
+    epochs_ = partition::EpochHistory();
+  } else {
+    while (!batches_.empty() && batches_.back().base_offset >= new_end) {
+      size_bytes_ -= batches_.back().bytes->size();
+      batches_.pop_back();
+    }
+    epochs_.TruncateFromEnd(new_end);
+  }
+  next_offset_ = new_end;
+  broker_high_watermark_ = std::min(broker_high_watermark_, new_end);
+  // The state of what is left: replayed as recovery replays a log.
+  producers_ = idempotence::ProducerStateMap();
+  txns_ = txn::TxnIndex();
+  for (const StoredBatch& stored : batches_) {
+    absl::StatusOr<RecordBatchView> batch =
+        RecordBatchView::ParseHeader(*stored.bytes);
+    if (!batch.ok()) continue;
+    (void)RecordBatchState(*batch, stored.base_offset, &producers_, &txns_);
+  }
+  txns_.EvictBelow(log_start_);
+  for (const auto& [producer_id, epoch] : fences) {
+    (void)producers_.Fence(producer_id, epoch, now_ms);
+  }
+  return new_end;
+}
+
+absl::Status MemoryPartition::SetHighWatermark(int64_t offset) {
+  absl::MutexLock lock(&mu_);
+  if (state_ != State::kLeading) return NotLedLocked();
+  if (!config_.broker_managed_high_watermark) {
+    return StorageError(
+        StorageErrorCode::kInvalidRequest,
+        absl::StrCat(
+            name_,
+            ": its high watermark is the engine's (the engine config's "
+            "broker_managed_high_watermark is off)"));
+  }
+  if (offset < 0) {
+    return StorageError(
+        StorageErrorCode::kInvalidRequest,
+        absl::StrCat(name_, ": high watermark ", offset, " is negative"));
+  }
+  broker_high_watermark_ =
+      std::max(broker_high_watermark_, std::min(offset, next_offset_));
+  return absl::OkStatus();
+}
+
 // ---- Reads
 // -------------------------------------------------------------------
 
@@ -190,8 +327,9 @@ absl::StatusOr<ReadResult> MemoryPartition::Read(int64_t offset,
     absl::ReaderMutexLock lock(&mu_);
     if (state_ != State::kLeading) return NotLedLocked();
     result.log_start_offset = log_start_;
-    result.high_watermark = next_offset_;
+    result.high_watermark = HighWatermarkLocked();
     result.last_stable_offset = LastStableLocked();
+    result.log_end_offset = next_offset_;
     result.next_offset = offset;
     KAAS_ASSIGN_OR_RETURN(const int64_t bound,
                           FetchBound(name_, offset, result, isolation));
@@ -225,7 +363,7 @@ absl::StatusOr<ReadResult> MemoryPartition::Read(int64_t offset,
 absl::StatusOr<int64_t> MemoryPartition::HighWatermark() const {
   absl::ReaderMutexLock lock(&mu_);
   if (state_ != State::kLeading) return NotLedLocked();
-  return next_offset_;
+  return HighWatermarkLocked();
 }
 
 absl::StatusOr<int64_t> MemoryPartition::LogStartOffset() const {
@@ -257,7 +395,7 @@ absl::StatusOr<OffsetAndTimestamp> MemoryPartition::OffsetForTimestamp(
     int64_t timestamp) const {
   absl::ReaderMutexLock lock(&mu_);
   if (state_ != State::kLeading) return NotLedLocked();
-  const int64_t high_watermark = next_offset_;
+  const int64_t high_watermark = HighWatermarkLocked();
   KAAS_ASSIGN_OR_RETURN(
       std::optional<OffsetAndTimestamp> special,
       AnswerSpecialTimestamp(timestamp, log_start_, high_watermark));
@@ -312,8 +450,20 @@ absl::Status MemoryPartition::NotLedLocked() const {
   }
 }
 
-absl::Status MemoryPartition::CheckWritableLocked(int64_t leader_epoch) const {
+absl::Status MemoryPartition::CheckWritableLocked(int64_t leader_epoch,
+                                                  Role role) const {
   if (state_ != State::kLeading) return NotLedLocked();
+  if (role_ != role) {
+    return StorageError(
+        StorageErrorCode::kNotLeader,
+        role_ == Role::kFollower
+            ? absl::StrCat(name_,
+                           ": a follower here (its appends come from "
+                           "the leader: AppendAsFollower)")
+            : absl::StrCat(name_,
+                           ": led here as leader (a follower's append "
+                           "is refused)"));
+  }
   if (leader_epoch < leader_epoch_) {
     return StorageError(
         StorageErrorCode::kNotLeader,
@@ -323,8 +473,13 @@ absl::Status MemoryPartition::CheckWritableLocked(int64_t leader_epoch) const {
   return absl::OkStatus();
 }
 
+int64_t MemoryPartition::HighWatermarkLocked() const {
+  if (!config_.broker_managed_high_watermark) return next_offset_;
+  return std::max(log_start_, std::min(broker_high_watermark_, next_offset_));
+}
+
 int64_t MemoryPartition::LastStableLocked() const {
-  int64_t stable = next_offset_;
+  int64_t stable = HighWatermarkLocked();
   if (absl::optional<int64_t> first = txns_.FirstUnstableOffset()) {
     stable = std::min(stable, *first);
   }

@@ -18,6 +18,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -48,13 +49,15 @@ class MemoryPartition {
   // Partition::TakeOver's rules. `*dropped` is set (and kNotLeader
   // returned) if the partition was deleted meanwhile: the caller retries on
   // the partition now in the map.
-  absl::StatusOr<int64_t> TakeOver(int64_t leader_epoch, bool* dropped);
+  absl::StatusOr<int64_t> TakeOver(int64_t leader_epoch, Role role,
+                                   bool* dropped);
   // Stops leading (data and epoch kept). Returns whether it was led.
   bool Relinquish();
   // Makes the partition unusable (it left the map). Returns whether it was
   // led.
   bool Drop();
   std::optional<int64_t> LedEpoch() const;
+  std::optional<Role> LedRole() const;
   bool IsLeading() const;
   void Fence(int64_t producer_id, int16_t epoch, int64_t now_ms);
 
@@ -62,6 +65,16 @@ class MemoryPartition {
   absl::StatusOr<AppendResult> Append(absl::string_view bytes,
                                       int64_t leader_epoch);
   absl::StatusOr<int64_t> DeleteRecords(int64_t target);
+  // Partition::AppendAsFollower's rules.
+  absl::StatusOr<AppendResult> AppendAsFollower(absl::string_view bytes,
+                                                int64_t leader_epoch);
+  // A follower's truncation (Partition::PrepareTruncation's rules, done at
+  // once): producer and transaction state are rebuilt from the batches
+  // kept, then `fences` (producer id -> fenced epoch) applied again.
+  absl::StatusOr<int64_t> Truncate(
+      int64_t offset, bool full,
+      const std::vector<std::pair<int64_t, int16_t>>& fences, int64_t now_ms);
+  absl::Status SetHighWatermark(int64_t offset);
 
   // ---- Reads -------------------------------------------------------------
   absl::StatusOr<ReadResult> Read(int64_t offset, size_t max_bytes,
@@ -91,8 +104,10 @@ class MemoryPartition {
   };
 
   absl::Status NotLedLocked() const ABSL_SHARED_LOCKS_REQUIRED(mu_);
-  absl::Status CheckWritableLocked(int64_t leader_epoch) const
+  absl::Status CheckWritableLocked(int64_t leader_epoch, Role role) const
       ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  // The engine's (the log end) or, broker-managed, the broker's.
+  int64_t HighWatermarkLocked() const ABSL_SHARED_LOCKS_REQUIRED(mu_);
   // min(first unstable offset, high watermark), never below the log start.
   int64_t LastStableLocked() const ABSL_SHARED_LOCKS_REQUIRED(mu_);
   std::vector<AbortedTransaction> AbortedLocked(int64_t start,
@@ -109,11 +124,14 @@ class MemoryPartition {
   mutable absl::Mutex mu_;
   State state_ ABSL_GUARDED_BY(mu_) = State::kNotLedYet;
   int64_t leader_epoch_ ABSL_GUARDED_BY(mu_) = 0;
+  Role role_ ABSL_GUARDED_BY(mu_) = Role::kLeader;
+  int64_t broker_high_watermark_ ABSL_GUARDED_BY(mu_) = 0;
   partition::EpochHistory epochs_ ABSL_GUARDED_BY(mu_);
   // Offset order; none ends below log_start_.
   std::deque<StoredBatch> batches_ ABSL_GUARDED_BY(mu_);
   uint64_t size_bytes_ ABSL_GUARDED_BY(mu_) = 0;
-  // The log end, which is also the high watermark (nothing to wait for).
+  // The log end, which is also the high watermark (nothing to wait for)
+  // unless the broker manages it.
   int64_t next_offset_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t log_start_ ABSL_GUARDED_BY(mu_) = 0;
   idempotence::ProducerStateMap producers_ ABSL_GUARDED_BY(mu_);

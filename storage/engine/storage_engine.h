@@ -181,11 +181,78 @@ class StorageEngine {
   // Relinquishes every led partition (shutdown). Blocking.
   virtual absl::Status Drain() = 0;
 
-  // The partitions led here, sorted.
+  // The partitions taken over here (as leader or follower), sorted.
   virtual std::vector<TopicPartition> LedPartitions() = 0;
 
-  // The durable leader epoch of a led partition, nullopt if not led.
+  // The durable leader epoch of a partition taken over here, nullopt if not.
   virtual std::optional<int64_t> PartitionEpoch(const TopicPartition& tp) = 0;
+
+  // Whether a partition taken over here leads or follows; nullopt if not
+  // taken over.
+  virtual std::optional<Role> PartitionRole(const TopicPartition& tp) = 0;
+
+  // ---- Replication ---------------------------------------------------------
+  // For brokers that replicate partitions themselves (Kafka's ISR model on
+  // local disks, a Raft log): this engine keeps a follower's copy exactly
+  // as Kafka's log layer does (UnifiedLog's appendAsFollower, truncateTo,
+  // truncateFullyAndStartAt).
+
+  // Takes the partition over as a follower of the leader at `leader_epoch`:
+  // as TakeOver (open, epoch roll, durable epoch), but Append is then
+  // refused (kNotLeader) and AppendAsFollower accepted. A leader taken over
+  // as follower (demotion) stops assigning offsets; a follower taken over by
+  // TakeOver (promotion) continues from its log end. At or below the
+  // current epoch in the same role: idempotent. Blocking. Errors: as
+  // TakeOver's.
+  virtual absl::StatusOr<int64_t> BecomeFollower(const TopicPartition& tp,
+                                                 int64_t leader_epoch) = 0;
+
+  // Appends `batches` (one or more v2 batches, as the leader's fetch
+  // response carries them) verbatim: base offsets and leader epochs as the
+  // leader assigned them. The first must start at the log end and each at
+  // the end of the one before (kOffsetOutOfRange otherwise: truncate, then
+  // fetch again); their leader epochs never decrease and never pass
+  // `leader_epoch` (kInvalidRecord; kNotLeader for one newer than the
+  // follower's epoch). Idempotent-producer and transaction state are applied
+  // as the leader applied them (no duplicate or sequence rejection), and the
+  // epoch history grows from the batches' epochs. Durability as Append's.
+  // Returns the first and last offsets stored. Errors: kNotLeader (not a
+  // follower here, or `leader_epoch` older than the partition's),
+  // kMigrating, kCorruptMessage, kInvalidRecord, kOffsetOutOfRange,
+  // kStalled, kStorageError.
+  virtual absl::StatusOr<AppendResult> AppendAsFollower(
+      const TopicPartition& tp, int64_t leader_epoch, Acks acks,
+      absl::string_view batches) = 0;
+
+  // Removes every batch at or after `offset` (the whole batch holding it:
+  // the log then ends at that batch's base offset, which is returned): whole
+  // segments and the tail of the one holding it, the indexes, producer
+  // state, aborted-transaction ranges and epochs past it. Durable and
+  // crash-safe: the intent is persisted first and a crash at any later step
+  // is completed by the next open, so the log is the truncated one or the
+  // whole one, never a mix. The partition is reopened (reads in flight and
+  // undurable appends fail with kNotLeader, retriable). `offset` at or past
+  // the log end changes nothing. Blocking. Errors: kNotLeader (not a
+  // follower here), kOffsetOutOfRange (below the log start), kMigrating,
+  // kStorageError.
+  virtual absl::StatusOr<int64_t> TruncateTo(const TopicPartition& tp,
+                                             int64_t offset) = 0;
+
+  // Empties the partition and restarts its log at `offset` (a follower that
+  // fell below the leader's log start): log start = log end = `offset`, no
+  // producer state, no epoch history. Crash-safe as TruncateTo. Blocking.
+  // Errors: kNotLeader (not a follower here), kInvalidRequest (negative),
+  // kMigrating, kStorageError.
+  virtual absl::Status TruncateFullyAndStartAt(const TopicPartition& tp,
+                                               int64_t offset) = 0;
+
+  // Sets the high watermark of a partition whose config says the broker
+  // manages it (PartitionConfig::broker_managed_high_watermark): never
+  // backwards, never past the log end (clamped). Reads for consumers stop
+  // there; replicas read to the log end (Isolation::kReplica). Errors:
+  // kNotLeader, kInvalidRequest (the engine manages this one's).
+  virtual absl::Status SetHighWatermark(const TopicPartition& tp,
+                                        int64_t offset) = 0;
 
   // ---- Log dirs
   // --------------------------------------------------------------

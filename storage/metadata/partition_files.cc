@@ -73,6 +73,20 @@ absl::Status ValidateManifest(const PartitionManifest& manifest) {
         "log start %d is past the log end %d", manifest.log_start_offset(),
         manifest.log_end_offset()));
   }
+  if (manifest.has_truncate_to() &&
+      (manifest.truncate_to() < manifest.log_start_offset() ||
+       manifest.truncate_to() > manifest.log_end_offset())) {
+    return absl::DataLossError(absl::StrFormat(
+        "a truncation to %d outside the log [%d, %d]", manifest.truncate_to(),
+        manifest.log_start_offset(), manifest.log_end_offset()));
+  }
+  if (manifest.truncate_fully() &&
+      (manifest.has_truncate_to() ||
+       manifest.log_start_offset() != manifest.log_end_offset())) {
+    return absl::DataLossError(absl::StrFormat(
+        "a full truncation whose log start %d is not its log end %d",
+        manifest.log_start_offset(), manifest.log_end_offset()));
+  }
   const auto& epochs = manifest.epochs();
   for (int i = 0; i < epochs.size(); ++i) {
     const EpochStart& entry = epochs[i];

@@ -114,6 +114,16 @@ TEST_F(PartitionFilesTest, AManifestSayingImpossibleThingsIsCorrupt) {
   EpochStart* entry = above.add_epochs();
   entry->set_epoch(4);
   cases.emplace_back("above the leader epoch", above);
+  PartitionManifest cut_past_end = Manifest(1, 0);
+  cut_past_end.set_log_end_offset(40);
+  cut_past_end.set_truncate_to(41);
+  cases.emplace_back("a truncation to 41 outside the log [0, 40]",
+                     cut_past_end);
+  PartitionManifest full_not_empty = Manifest(1, 0);
+  full_not_empty.set_log_end_offset(40);
+  full_not_empty.set_truncate_fully(true);
+  cases.emplace_back("a full truncation whose log start 0 is not its log end",
+                     full_not_empty);
   for (const auto& [why, manifest] : cases) {
     SCOPED_TRACE(why);
     ASSERT_OK(WriteMetadataFile(fs(), fs::JoinPath(dir(), kManifestFileName),

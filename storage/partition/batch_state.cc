@@ -83,15 +83,17 @@ absl::Status VerdictToStatus(const idempotence::Verdict& verdict) {
 absl::StatusOr<int64_t> FetchBound(absl::string_view partition, int64_t offset,
                                    const ReadResult& result,
                                    Isolation isolation) {
-  if (offset < result.log_start_offset || offset > result.high_watermark) {
+  const int64_t upper = isolation == Isolation::kReplica
+                            ? result.log_end_offset
+                            : result.high_watermark;
+  if (offset < result.log_start_offset || offset > upper) {
     return StorageError(
         StorageErrorCode::kOffsetOutOfRange,
         absl::StrFormat("%s: offset %d is outside the log [%d, %d]", partition,
-                        offset, result.log_start_offset,
-                        result.high_watermark));
+                        offset, result.log_start_offset, upper));
   }
   return isolation == Isolation::kReadCommitted ? result.last_stable_offset
-                                                : result.high_watermark;
+                                                : upper;
 }
 
 absl::StatusOr<RecordBatchView> ParseForAppend(absl::string_view bytes,
@@ -120,6 +122,77 @@ absl::StatusOr<Admission> AdmitBatch(
   }
   KAAS_RETURN_IF_ERROR(VerdictToStatus(verdict));
   return admission;
+}
+
+absl::StatusOr<std::vector<RecordBatchView>> ParseForFollowerAppend(
+    absl::string_view bytes) {
+  if (bytes.empty()) {
+    return StorageError(StorageErrorCode::kCorruptMessage,
+                        "a follower's append of no batch");
+  }
+  std::vector<RecordBatchView> batches;
+  while (!bytes.empty()) {
+    absl::StatusOr<size_t> peeked = PeekBatchSize(bytes);
+    if (!peeked.ok()) {
+      return StorageError(StorageErrorCode::kCorruptMessage,
+                          absl::StrFormat("batch %d: %s", batches.size(),
+                                          peeked.status().message()));
+    }
+    const size_t size = *peeked;
+    if (size > bytes.size()) {
+      return StorageError(
+          StorageErrorCode::kCorruptMessage,
+          absl::StrFormat("batch %d is truncated: it announces %d bytes, %d "
+                          "remain",
+                          batches.size(), size, bytes.size()));
+    }
+    KAAS_ASSIGN_OR_RETURN(RecordBatchView batch,
+                          RecordBatchView::Parse(bytes.substr(0, size)));
+    batches.push_back(batch);
+    bytes.remove_prefix(size);
+  }
+  return batches;
+}
+
+absl::Status AdmitFollowerBatches(const std::vector<RecordBatchView>& batches,
+                                  int64_t log_end, int64_t latest_epoch,
+                                  int64_t follower_epoch,
+                                  const absl::Status& writable) {
+  KAAS_RETURN_IF_ERROR(writable);
+  int64_t expected = log_end;
+  int64_t epoch = latest_epoch;
+  for (size_t i = 0; i < batches.size(); ++i) {
+    const RecordBatchView& batch = batches[i];
+    if (batch.base_offset() != expected) {
+      return StorageError(
+          StorageErrorCode::kOffsetOutOfRange,
+          i == 0 ? absl::StrFormat("the batches start at offset %d, the log "
+                                   "ends at %d",
+                                   batch.base_offset(), expected)
+                 : absl::StrFormat("batch %d starts at offset %d, the one "
+                                   "before ends at %d",
+                                   i, batch.base_offset(), expected));
+    }
+    const int64_t stamped = batch.partition_leader_epoch();
+    if (stamped > follower_epoch) {
+      return StorageError(
+          StorageErrorCode::kNotLeader,
+          absl::StrFormat("batch at offset %d is of leader epoch %d, newer "
+                          "than this follower's %d (take it over at the newer "
+                          "epoch first)",
+                          batch.base_offset(), stamped, follower_epoch));
+    }
+    if (stamped >= 0 && stamped < epoch) {
+      return StorageError(
+          StorageErrorCode::kInvalidRecord,
+          absl::StrFormat("batch at offset %d is of leader epoch %d, older "
+                          "than epoch %d already in the log",
+                          batch.base_offset(), stamped, epoch));
+    }
+    if (stamped >= 0) epoch = stamped;
+    expected = batch.last_offset() + 1;
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<std::optional<OffsetAndTimestamp>> AnswerSpecialTimestamp(

@@ -19,6 +19,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -68,6 +69,26 @@ absl::StatusOr<Admission> AdmitBatch(
     const idempotence::ProducerStateMap& producers,
     const absl::Status& writable, int64_t log_start_offset);
 
+// A follower's append (Partition::AppendAsFollower), in the same two halves.
+//
+//   ParseForFollowerAppend (outside the lock): one or more whole v2 batches,
+//   each framed and CRC-checked (kCorruptMessage / kInvalidRecord).
+//
+//   AdmitFollowerBatches (under the lock): the engine's verdict `writable`;
+//   the first batch starts at `log_end` and each at the end of the one before
+//   (kOffsetOutOfRange: the replica fetcher truncates then); the stamped
+//   leader epochs never decrease, never go below `latest_epoch` (the
+//   history's newest, -1 if empty) (kInvalidRecord), and never pass
+//   `follower_epoch` (kNotLeader: take the partition over at the newer epoch
+//   first). A batch stamped -1 (an engine that did not stamp) passes the
+//   epoch checks and adds nothing to the history.
+absl::StatusOr<std::vector<RecordBatchView>> ParseForFollowerAppend(
+    absl::string_view bytes);
+absl::Status AdmitFollowerBatches(const std::vector<RecordBatchView>& batches,
+                                  int64_t log_end, int64_t latest_epoch,
+                                  int64_t follower_epoch,
+                                  const absl::Status& writable);
+
 // The parts of AdmitBatch. Append-time checks of a parsed batch: a control
 // batch's record type must decode (kInvalidRecord), and the batch must fit
 // segment.bytes (kRecordListTooLarge) and max.message.bytes
@@ -80,9 +101,10 @@ absl::Status CheckAppendable(const RecordBatchView& batch,
 absl::Status VerdictToStatus(const idempotence::Verdict& verdict);
 
 // The fetch rule shared by every engine: `offset` must lie in
-// [result.log_start_offset, result.high_watermark] (else kOffsetOutOfRange,
-// naming `partition`); returns the exclusive bound of what the read may
-// return: the last stable offset for read_committed, else the high
+// [result.log_start_offset, result.high_watermark] (for a replica's fetch,
+// result.log_end_offset; else kOffsetOutOfRange, naming `partition`);
+// returns the exclusive bound of what the read may return: the last stable
+// offset for read_committed, the log end for a replica, else the high
 // watermark.
 absl::StatusOr<int64_t> FetchBound(absl::string_view partition, int64_t offset,
                                    const ReadResult& result,

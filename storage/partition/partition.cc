@@ -49,8 +49,10 @@ void Partition::PublishOffsetsLocked() {
   // raised log start is published before the segments below it leave the
   // list.
   log_end_.store(next_offset_, std::memory_order_release);
-  int64_t visible =
-      config_.flush_interval_messages == 1 ? durable_end_ : next_offset_;
+  int64_t visible = config_.broker_managed_high_watermark
+                        ? broker_high_watermark_
+                    : config_.flush_interval_messages == 1 ? durable_end_
+                                                           : next_offset_;
   // Never moves back (e.g. when the flush interval changes to 1, what was
   // already visible stays visible).
   visible = std::max(visible, high_watermark_.load(std::memory_order_relaxed));

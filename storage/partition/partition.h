@@ -155,7 +155,15 @@ class Partition : public std::enable_shared_from_this<Partition> {
   // Relinquish and Abandon work as usual. A manifest with a higher epoch on
   // disk (another leader took over; D-15) fails with kNotLeader and leaves
   // the partition refusing appends for good. Returns the log end offset.
-  absl::StatusOr<int64_t> TakeOver(int64_t leader_epoch);
+  //
+  // `role` kFollower takes the partition over the same way (the epoch roll,
+  // the durable epoch) as a follower of the leader at `leader_epoch`: its
+  // epoch history then grows only from the batches it replicates. A role
+  // change at the current epoch is a take-over too (promotion continues
+  // from the log end; a demoted leader stops assigning offsets).
+  absl::StatusOr<int64_t> TakeOver(int64_t leader_epoch,
+                                   Role role = Role::kLeader);
+  Role role() const;
 
   // Gives up leadership: syncs the log, persists indexes, state snapshot,
   // recovery checkpoint and manifest (nothing if a newer leader's manifest
@@ -195,6 +203,44 @@ class Partition : public std::enable_shared_from_this<Partition> {
   // error (kStalled, kNotLeader).
   absl::StatusOr<AppendResult> AppendAndWait(absl::string_view batch,
                                              int64_t leader_epoch, Acks acks);
+
+  // A follower's append: `batches` (one or more v2 batches, as a fetch
+  // returns them) as the leader assigned them, stored verbatim. Checks, all
+  // before anything is written: each batch parses (framing, CRC); the first
+  // starts at the log end and each at the end of the one before
+  // (kOffsetOutOfRange otherwise, naming both: the replica fetcher then
+  // truncates); their leader epochs never decrease, never go below the
+  // history's latest and never pass `leader_epoch` (kInvalidRecord, or
+  // kNotLeader for a batch of a newer epoch than this follower knows). The
+  // epochs extend the history; producer and transaction state are applied
+  // as the leader applied them (no duplicate or sequence rejection).
+  // `leader_epoch` older than the partition's is fenced (kNotLeader), as is
+  // a partition led here as leader. Durability as Append's (acks). Returns
+  // the first and last offsets stored.
+  absl::StatusOr<AppendResult> AppendAsFollower(absl::string_view batches,
+                                                int64_t leader_epoch,
+                                                Acks acks);
+
+  // The first half of a follower's truncation (Kafka's truncateTo and
+  // truncateFullyAndStartAt): makes the log durable, persists the intent in
+  // the manifest (with the epoch history cut, and a recovery checkpoint at
+  // the cut) and closes the partition like Abandon, releasing its lock. The
+  // next open's recovery carries the truncation out (deleting, cutting and
+  // rebuilding the state), as it completes one a crash interrupted: the
+  // engine reopens the partition at once. TruncateTo removes every batch at
+  // or after `offset` (the whole batch containing it: the log then ends at
+  // that batch's base offset); `full` removes everything and restarts the
+  // log at `offset`. Errors: kNotLeader (not a follower here),
+  // kOffsetOutOfRange (`offset` below the log start, for TruncateTo).
+  // Returns where the log will end.
+  absl::StatusOr<int64_t> PrepareTruncation(int64_t offset, bool full);
+
+  // A broker-managed high watermark (PartitionConfig::
+  // broker_managed_high_watermark): the broker sets it from what its
+  // in-sync replicas have. Never moves back and never past the log end
+  // (clamped). kInvalidRequest for a partition whose high watermark is the
+  // engine's.
+  absl::Status SetHighWatermark(int64_t offset);
 
   // Completes once every offset below `offset` is durable (or the partition
   // stalls or closes). Starts a sync if needed.
@@ -315,7 +361,8 @@ class Partition : public std::enable_shared_from_this<Partition> {
   absl::Status RollLocked(uint32_t epoch) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   bool ShouldRollLocked(size_t batch_bytes, int32_t last_offset_delta)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  absl::Status CheckWritableLocked(int64_t leader_epoch) const
+  // Whether an append in `role` may go in at `leader_epoch`.
+  absl::Status CheckWritableLocked(int64_t leader_epoch, Role role) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   // ---- partition_append.cc
@@ -346,6 +393,15 @@ class Partition : public std::enable_shared_from_this<Partition> {
   // Index and recovery-checkpoint writes of a cycle whose fsync succeeded
   // (nothing once closed).
   void PersistAfterSync(const SyncPlan& plan) ABSL_LOCKS_EXCLUDED(mu_);
+  // A follower's epoch history grows from the batches it appends, and
+  // recovery learns epochs only from the manifest and from the log past the
+  // recovery checkpoint: so before a checkpoint passes an epoch's start, the
+  // manifest must hold it. Writes the manifest if the history changed since
+  // it was last written; false if that failed or could not be tried now
+  // (the checkpoint then waits for a later cycle, which is always safe).
+  // Only tries metadata_mu_: its holders (truncation, DeleteRecords) wait
+  // for this cycle's persists to finish.
+  bool PersistEpochsBeforeCheckpoint() ABSL_LOCKS_EXCLUDED(metadata_mu_, mu_);
   void CheckSyncDeadline(uint64_t generation);
   void DisarmWatchdogLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Marks the partition stalled and fails every waiter; returns the promises
@@ -412,6 +468,7 @@ class Partition : public std::enable_shared_from_this<Partition> {
     int64_t log_start_offset = 0;
     int64_t high_watermark = 0;
     int64_t last_stable_offset = 0;
+    int64_t log_end_offset = 0;
     std::shared_ptr<const SegmentList> segments;
   };
   ReadView TakeReadView() const;
@@ -469,8 +526,9 @@ class Partition : public std::enable_shared_from_this<Partition> {
   // ---- Metadata writes (manifest) are serialised by metadata_mu_, which is
   // taken before mu_ when both are needed.
   mutable absl::Mutex metadata_mu_ ABSL_ACQUIRED_BEFORE(checkpoint_mu_, mu_);
-  // Epoch history (for the manifest and OffsetForLeaderEpoch).
-  EpochHistory epochs_ ABSL_GUARDED_BY(metadata_mu_);
+  // The epoch history the manifest on disk holds (a follower's appends
+  // extend epochs_; the next checkpoint persists the manifest first).
+  EpochHistory manifest_epochs_ ABSL_GUARDED_BY(metadata_mu_);
 
   // ---- Write path state.
   mutable absl::Mutex mu_;
@@ -489,6 +547,14 @@ class Partition : public std::enable_shared_from_this<Partition> {
   std::optional<int64_t> take_over_epoch_ ABSL_GUARDED_BY(mu_);
   idempotence::ProducerStateMap producers_ ABSL_GUARDED_BY(mu_);
   int64_t records_since_flush_ ABSL_GUARDED_BY(mu_) = 0;
+  // Epoch history (for the manifest and OffsetForLeaderEpoch): begun by a
+  // leader's take-over, extended by the epochs of a follower's batches.
+  EpochHistory epochs_ ABSL_GUARDED_BY(mu_);
+  // What the partition does once taken over.
+  Role role_ ABSL_GUARDED_BY(mu_) = Role::kLeader;
+  // A broker-managed high watermark (PartitionConfig): the offset the broker
+  // last set; reads for consumers stop there.
+  int64_t broker_high_watermark_ ABSL_GUARDED_BY(mu_) = 0;
 
   // ---- Group commit (guarded by mu_).
   int64_t durable_end_ ABSL_GUARDED_BY(mu_) = 0;

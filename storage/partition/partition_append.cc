@@ -18,7 +18,8 @@
 
 namespace kaas::partition {
 
-absl::Status Partition::CheckWritableLocked(int64_t leader_epoch) const {
+absl::Status Partition::CheckWritableLocked(int64_t leader_epoch,
+                                            Role role) const {
   if (state_ == State::kClosed) {
     return StorageError(StorageErrorCode::kNotLeader,
                         absl::StrCat(dir_, ": leadership was given up"));
@@ -37,6 +38,17 @@ absl::Status Partition::CheckWritableLocked(int64_t leader_epoch) const {
     return StorageError(
         StorageErrorCode::kNotLeader,
         absl::StrCat(dir_, ": not led here yet (take it over first)"));
+  }
+  if (role_ != role) {
+    return StorageError(
+        StorageErrorCode::kNotLeader,
+        role_ == Role::kFollower
+            ? absl::StrCat(dir_,
+                           ": a follower here (its appends come from "
+                           "the leader: AppendAsFollower)")
+            : absl::StrCat(dir_,
+                           ": led here as leader (a follower's append "
+                           "is refused)"));
   }
   if (stalled_.load(std::memory_order_relaxed)) return stall_status_;
   if (leader_epoch < leader_epoch_) {
@@ -97,9 +109,9 @@ absl::StatusOr<AppendResult> Partition::AppendImpl(
   AppendResult result;
   {
     absl::MutexLock lock(&mu_);
-    absl::StatusOr<Admission> admission =
-        AdmitBatch(batch, config_, producers_,
-                   CheckWritableLocked(leader_epoch), log_start_offset_);
+    absl::StatusOr<Admission> admission = AdmitBatch(
+        batch, config_, producers_,
+        CheckWritableLocked(leader_epoch, Role::kLeader), log_start_offset_);
     if (!admission.ok()) return reject(admission.status());
     if (admission->duplicate.has_value()) {
       result = *std::move(admission->duplicate);
@@ -172,6 +184,97 @@ absl::StatusOr<AppendResult> Partition::AppendImpl(
                                       std::memory_order_relaxed);
     stats->appended_bytes.fetch_add(bytes.size(), std::memory_order_relaxed);
     if (stopwatch) stats->append_latency.Record(stopwatch->Elapsed());
+  }
+  return result;
+}
+
+absl::StatusOr<AppendResult> Partition::AppendAsFollower(
+    absl::string_view bytes, int64_t leader_epoch, Acks acks) {
+  StorageStats* stats = runtime_.stats;
+  auto reject = [&](absl::Status status) {
+    if (stats != nullptr) {
+      stats->rejected_batches.fetch_add(1, std::memory_order_relaxed);
+    }
+    return status;
+  };
+  // Outside the lock: framing and CRC of every batch.
+  absl::StatusOr<std::vector<RecordBatchView>> parsed =
+      ParseForFollowerAppend(bytes);
+  if (!parsed.ok()) return reject(parsed.status());
+  const std::vector<RecordBatchView>& batches = *parsed;
+
+  AppendResult result;
+  int64_t records = 0;
+  {
+    absl::MutexLock lock(&mu_);
+    const int64_t latest_epoch =
+        epochs_.empty() ? -1 : epochs_.entries().back().epoch;
+    if (absl::Status admitted = AdmitFollowerBatches(
+            batches, next_offset_, latest_epoch, leader_epoch_,
+            CheckWritableLocked(leader_epoch, Role::kFollower));
+        !admitted.ok()) {
+      return reject(admitted);
+    }
+    result.base_offset = batches.front().base_offset();
+    for (const RecordBatchView& batch : batches) {
+      if (ShouldRollLocked(batch.size(), batch.last_offset_delta())) {
+        if (absl::Status status =
+                RollLocked(static_cast<uint32_t>(leader_epoch_));
+            !status.ok()) {
+          // The batches before this one are stored (the log end says how
+          // far); the fetcher continues from there.
+          PublishOffsetsLocked();
+          return reject(status);
+        }
+      }
+      // Verbatim: the leader assigned the base offset and stamped its epoch.
+      const absl::string_view parts[1] = {batch.bytes()};
+      if (absl::Status status =
+              active_->Append(parts, batch.size(),
+                              {batch.base_offset(), batch.last_offset(),
+                               batch.max_timestamp()});
+          !status.ok()) {
+        PublishOffsetsLocked();
+        return reject(StorageError(
+            StorageErrorCode::kStorageError,
+            absl::StrCat("append to ", dir_, ": ", status.message())));
+      }
+      if (active_birth_ms_ < 0) active_birth_ms_ = runtime_.clock->NowMillis();
+      next_offset_ = batch.last_offset() + 1;
+      {
+        // As the leader applied it: the leader already decided about
+        // duplicates and sequences.
+        absl::MutexLock txn_lock(&txn_mu_);
+        absl::Status status =
+            RecordBatchState(batch, batch.base_offset(), &producers_, &txns_);
+        LOG_IF(WARNING, !status.ok())
+            << dir_ << ": producer state of a replicated batch at offset "
+            << batch.base_offset() << ": " << status;
+      }
+      if (batch.partition_leader_epoch() >= 0) {
+        epochs_.Begin(batch.partition_leader_epoch(), batch.base_offset());
+      }
+      records_since_flush_ += batch.last_offset_delta() + 1;
+      records += batch.record_count();
+    }
+    const bool flush_due =
+        config_.flush_interval_messages > 0 &&
+        records_since_flush_ >= config_.flush_interval_messages;
+    if (acks == Acks::kAll) {
+      result.durable = DurableFutureLocked(next_offset_);
+    } else if (flush_due) {
+      RequestSyncLocked();
+    }
+    if (flush_due || acks == Acks::kAll) records_since_flush_ = 0;
+    PublishOffsetsLocked();
+    result.last_offset = next_offset_ - 1;
+    result.log_start_offset = log_start_offset_;
+  }
+  if (stats != nullptr) {
+    stats->appended_batches.fetch_add(batches.size(),
+                                      std::memory_order_relaxed);
+    stats->appended_records.fetch_add(records, std::memory_order_relaxed);
+    stats->appended_bytes.fetch_add(bytes.size(), std::memory_order_relaxed);
   }
   return result;
 }

@@ -82,7 +82,7 @@ absl::Status Partition::SyncAllLocked(Completions* done) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<int64_t> Partition::TakeOver(int64_t leader_epoch) {
+absl::StatusOr<int64_t> Partition::TakeOver(int64_t leader_epoch, Role role) {
   if (leader_epoch < 0 || leader_epoch > kMaxLeaderEpoch) {
     return StorageError(StorageErrorCode::kInvalidRequest,
                         absl::StrCat("leader epoch ", leader_epoch,
@@ -117,7 +117,8 @@ absl::StatusOr<int64_t> Partition::TakeOver(int64_t leader_epoch) {
                           dir_, leader_epoch, *take_over_epoch_));
     }
     if (leader_epoch < leader_epoch_ ||
-        (leader_epoch == leader_epoch_ && state_ == State::kLeading)) {
+        (leader_epoch == leader_epoch_ && state_ == State::kLeading &&
+         role_ == role)) {
       if (state_ == State::kLeading) return next_offset_;  // idempotent
       return StorageError(
           StorageErrorCode::kNotLeader,
@@ -142,7 +143,9 @@ absl::StatusOr<int64_t> Partition::TakeOver(int64_t leader_epoch) {
       // Sampled in the same critical section as the sync: the checkpoint
       // and snapshot claim exactly the bytes it made durable.
       next_epochs = epochs_;
-      next_epochs.Begin(leader_epoch, next_offset_);
+      // A leader's epoch starts at the log end; a follower's epochs are the
+      // leader's, and come with the batches it replicates.
+      if (role == Role::kLeader) next_epochs.Begin(leader_epoch, next_offset_);
       manifest = ManifestLocked();
       manifest.set_leader_epoch(leader_epoch);
       SetEpochs(next_epochs, &manifest);
@@ -168,7 +171,7 @@ absl::StatusOr<int64_t> Partition::TakeOver(int64_t leader_epoch) {
                         "for %d)",
                         dir_, written.on_disk.leader_epoch(), leader_epoch));
   }
-  epochs_ = std::move(next_epochs);
+  manifest_epochs_ = next_epochs;
   int64_t log_end;
   {
     absl::MutexLock lock(&mu_);
@@ -177,7 +180,9 @@ absl::StatusOr<int64_t> Partition::TakeOver(int64_t leader_epoch) {
       return StorageError(StorageErrorCode::kNotLeader,
                           absl::StrCat(dir_, ": leadership was given up"));
     }
+    epochs_ = std::move(next_epochs);
     leader_epoch_ = leader_epoch;
+    role_ = role;
     state_ = State::kLeading;
     take_over_epoch_.reset();
     PublishOffsetsLocked();
@@ -294,6 +299,161 @@ void Partition::Abandon() {
   ReleaseLock();
 }
 
+Role Partition::role() const {
+  absl::MutexLock lock(&mu_);
+  return role_;
+}
+
+absl::Status Partition::SetHighWatermark(int64_t offset) {
+  absl::MutexLock lock(&mu_);
+  if (state_ != State::kLeading) {
+    return StorageError(StorageErrorCode::kNotLeader,
+                        absl::StrCat(dir_, ": not taken over here"));
+  }
+  if (!config_.broker_managed_high_watermark) {
+    return StorageError(
+        StorageErrorCode::kInvalidRequest,
+        absl::StrCat(
+            dir_,
+            ": its high watermark is the engine's (the engine config's "
+            "broker_managed_high_watermark is off)"));
+  }
+  if (offset < 0) {
+    return StorageError(
+        StorageErrorCode::kInvalidRequest,
+        absl::StrCat(dir_, ": high watermark ", offset, " is negative"));
+  }
+  broker_high_watermark_ =
+      std::max(broker_high_watermark_, std::min(offset, next_offset_));
+  PublishOffsetsLocked();
+  return absl::OkStatus();
+}
+
+absl::StatusOr<int64_t> Partition::PrepareTruncation(int64_t offset,
+                                                     bool full) {
+  absl::MutexLock metadata_lock(&metadata_mu_);
+  Completions done;
+  absl::Status failure;
+  metadata::PartitionManifest manifest;
+  std::optional<metadata::RecoveryCheckpoint> checkpoint;
+  int64_t new_end = offset;
+  {
+    absl::MutexLock lock(&mu_);
+    if (absl::Status writable =
+            CheckWritableLocked(leader_epoch_, Role::kFollower);
+        !writable.ok()) {
+      return writable;
+    }
+    if (!full && offset < log_start_offset_) {
+      return StorageError(
+          StorageErrorCode::kOffsetOutOfRange,
+          absl::StrFormat("%s: cannot truncate to %d, below the log start %d",
+                          dir_, offset, log_start_offset_));
+    }
+    if (!full && offset >= next_offset_) return next_offset_;
+    if (full && offset < 0) {
+      return StorageError(
+          StorageErrorCode::kInvalidRequest,
+          absl::StrFormat("%s: cannot restart the log at %d", dir_, offset));
+    }
+    if (!full) {
+      // The whole batch holding `offset` goes: the log then ends at its
+      // base offset, a batch boundary, where the recovery checkpoint goes.
+      const std::shared_ptr<segment::Segment>* holder = &segments_.front();
+      for (const auto& segment : segments_) {
+        if (segment->base_offset() <= offset) holder = &segment;
+      }
+      const segment::Segment& segment = **holder;
+      std::optional<uint64_t> position;
+      int64_t max_timestamp = -1;
+      int64_t offset_of_max = -1;
+      KAAS_RETURN_IF_ERROR(
+          (*holder)
+              ->WalkFrom(segment.base_offset(),
+                         [&](const RecordBatchView& batch, uint64_t at) {
+                           if (batch.last_offset() >= offset) {
+                             position = at;
+                             new_end = batch.base_offset();
+                             return false;
+                           }
+                           if (batch.max_timestamp() > max_timestamp) {
+                             max_timestamp = batch.max_timestamp();
+                             offset_of_max = batch.base_offset();
+                           }
+                           return true;
+                         })
+              .status());
+      if (!position.has_value()) {
+        position = segment.size();
+        new_end = std::max(segment.base_offset(), offset);
+      }
+      if (new_end < log_start_offset_) {
+        // The batch holding the log start goes too: nothing readable is
+        // left, so the log restarts at `offset`.
+        full = true;
+        new_end = offset;
+      } else {
+        checkpoint.emplace();
+        checkpoint->set_segment_base_offset(segment.base_offset());
+        checkpoint->set_segment_epoch(segment.epoch());
+        checkpoint->set_position(*position);
+        checkpoint->set_next_offset(new_end);
+        checkpoint->set_max_timestamp(max_timestamp);
+        checkpoint->set_offset_of_max_timestamp(offset_of_max);
+      }
+    }
+    // Everything below the cut is durable before the intent is.
+    failure = SyncAllLocked(&done);
+  }
+  if (!failure.ok()) {
+    Complete(done);
+    return failure;
+  }
+  {
+    absl::MutexLock lock(&mu_);
+    manifest = ManifestLocked();
+    EpochHistory epochs = epochs_;
+    if (full) {
+      manifest.set_truncate_fully(true);
+      manifest.set_log_start_offset(new_end);
+      manifest.set_log_end_offset(new_end);
+      epochs = EpochHistory();
+    } else {
+      manifest.set_truncate_to(new_end);
+      manifest.set_log_end_offset(new_end);
+      epochs.TruncateFromEnd(new_end);
+    }
+    SetEpochs(epochs, &manifest);
+    CloseLocked(StorageError(StorageErrorCode::kNotLeader,
+                             absl::StrFormat("%s: truncated to %d (reopened)",
+                                             dir_, new_end)),
+                &done);
+  }
+  Complete(done);
+  AwaitPersistsAfterClose();
+  // The checkpoint first: it is true of the log before the cut as after it.
+  absl::Status written_checkpoint =
+      checkpoint.has_value()
+          ? metadata::WriteCheckpoint(*runtime_.fs, dir_, *checkpoint)
+          : absl::OkStatus();
+  absl::StatusOr<metadata::ManifestWrite> written =
+      written_checkpoint.ok()
+          ? metadata::WriteManifestUnlessSuperseded(*runtime_.fs, dir_,
+                                                    manifest)
+          : absl::StatusOr<metadata::ManifestWrite>(written_checkpoint);
+  // Closed either way: the engine reopens the partition (and, if the intent
+  // did not reach the disk, finds the log as it was).
+  ReleaseLock();
+  if (!written.ok()) return written.status();
+  if (written->superseded) {
+    return StorageError(StorageErrorCode::kNotLeader,
+                        absl::StrFormat("%s: superseded by leader epoch %d",
+                                        dir_, written->on_disk.leader_epoch()));
+  }
+  manifest_epochs_ = EpochsOf(manifest);
+  return new_end;
+}
+
 absl::StatusOr<int64_t> Partition::DeleteRecords(int64_t target) {
   if (target < 0) target = HighWatermark();
   KAAS_ASSIGN_OR_RETURN(LogStartAdvance advance, AdvanceLogStart(target));
@@ -326,7 +486,11 @@ absl::StatusOr<LogStartAdvance> Partition::AdvanceLogStart(int64_t target) {
   }
   // Kafka's leader-epoch cache forgets what lies below the log start,
   // keeping the epoch that covers it.
-  EpochHistory epochs = epochs_;
+  EpochHistory epochs;
+  {
+    absl::MutexLock lock(&mu_);
+    epochs = epochs_;
+  }
   epochs.TrimBelow(target);
   SetEpochs(epochs, &manifest);
 
@@ -340,7 +504,7 @@ absl::StatusOr<LogStartAdvance> Partition::AdvanceLogStart(int64_t target) {
                         absl::StrFormat("%s: superseded by leader epoch %d",
                                         dir_, written.on_disk.leader_epoch()));
   }
-  epochs_ = std::move(epochs);
+  manifest_epochs_ = epochs;
 
   LogStartAdvance advance;
   SegmentList doomed;
@@ -353,6 +517,8 @@ absl::StatusOr<LogStartAdvance> Partition::AdvanceLogStart(int64_t target) {
                           absl::StrCat(dir_, ": leadership was given up"));
     }
     log_start_offset_ = std::max(log_start_offset_, target);
+    // Epochs a follower's appends began meanwhile stay.
+    epochs_.TrimBelow(log_start_offset_);
     {
       absl::MutexLock txn_lock(&txn_mu_);
       txns_.EvictBelow(log_start_offset_);

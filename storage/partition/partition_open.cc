@@ -85,7 +85,9 @@ absl::Status Partition::Recover(const metadata::ProducerFences& fences,
                                report->scanned_bytes > 0 ||
                                report->truncated_bytes > 0;
   if (need_checkpoint) WriteCheckpointAndSnapshot(checkpoint, snapshot);
-  if (!manifest_valid) {
+  // A completed truncation's intent goes last, once what it cut is gone
+  // and the rest is durable (Adopt's state; ManifestLocked records none).
+  if (!manifest_valid || report->completed_truncation.has_value()) {
     KAAS_ASSIGN_OR_RETURN(
         metadata::ManifestWrite written,
         metadata::WriteManifestUnlessSuperseded(fs, dir_, manifest));
@@ -106,8 +108,9 @@ void Partition::Adopt(RecoveredLog log) {
                         : absl::StatusOr<int64_t>(-1);
   const int64_t now_ms = runtime_.clock->NowMillis();
   absl::MutexLock metadata_lock(&metadata_mu_);
-  epochs_ = std::move(log.epochs);
+  manifest_epochs_ = log.epochs;
   absl::MutexLock lock(&mu_);
+  epochs_ = std::move(log.epochs);
   segments_ = std::move(log.segments);
   active_ = active;
   next_offset_ = log.next_offset;

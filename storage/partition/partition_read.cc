@@ -69,6 +69,7 @@ Partition::ReadView Partition::TakeReadView() const {
   view.log_start_offset = LogStartOffset();
   view.high_watermark = HighWatermark();
   view.last_stable_offset = LastStableOffset();
+  view.log_end_offset = LogEndOffset();
   view.segments = segments_snapshot();
   return view;
 }
@@ -83,6 +84,7 @@ absl::StatusOr<ReadResult> Partition::Read(int64_t offset, size_t max_bytes,
   result.log_start_offset = view.log_start_offset;
   result.high_watermark = view.high_watermark;
   result.last_stable_offset = view.last_stable_offset;
+  result.log_end_offset = view.log_end_offset;
   result.next_offset = offset;
   KAAS_ASSIGN_OR_RETURN(const int64_t bound,
                         FetchBound(dir_, offset, result, isolation));
@@ -254,8 +256,8 @@ absl::StatusOr<OffsetAndTimestamp> Partition::FindOffsetForTimestamp(
 }
 
 EpochEndOffset Partition::OffsetForLeaderEpoch(int64_t leader_epoch) const {
-  absl::MutexLock lock(&metadata_mu_);
-  return epochs_.EndOffsetFor(leader_epoch, LogEndOffset());
+  absl::MutexLock lock(&mu_);
+  return epochs_.EndOffsetFor(leader_epoch, next_offset_);
 }
 
 absl::StatusOr<std::vector<SegmentSummary>>

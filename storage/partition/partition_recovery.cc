@@ -155,6 +155,17 @@ absl::StatusOr<EpochHistory> PartitionRecovery::EpochsOfBatches(
   return epochs;
 }
 
+std::optional<int64_t> TruncationCut(const ManifestState& manifest) {
+  if (!manifest.valid) return std::nullopt;
+  if (manifest.manifest.truncate_fully()) {
+    return std::numeric_limits<int64_t>::min();
+  }
+  if (manifest.manifest.has_truncate_to()) {
+    return manifest.manifest.truncate_to();
+  }
+  return std::nullopt;
+}
+
 // ---- Run -------------------------------------------------------------------
 
 absl::StatusOr<RecoveredLog> PartitionRecovery::Run(
@@ -165,6 +176,18 @@ absl::StatusOr<RecoveredLog> PartitionRecovery::Run(
   out.brand_new = listing.brand_new;
   KAAS_ASSIGN_OR_RETURN(out.manifest, LoadManifest());
   const metadata::PartitionManifest& manifest = out.manifest.manifest;
+  cut_ = TruncationCut(out.manifest);
+  if (cut_.has_value()) {
+    Note(manifest.truncate_fully()
+             ? absl::StrFormat("manifest: completes a follower's full "
+                               "truncation: the log restarts at offset %d",
+                               manifest.log_start_offset())
+             : absl::StrFormat("manifest: completes a follower's truncation "
+                               "to offset %d",
+                               *cut_));
+    report_.completed_truncation =
+        manifest.truncate_fully() ? manifest.log_start_offset() : *cut_;
+  }
   SegmentPlan plan = PlanSegments(listing, out.manifest);
   KAAS_ASSIGN_OR_RETURN(std::vector<std::shared_ptr<Segment>> segments,
                         ApplyPlan(plan));
@@ -181,6 +204,17 @@ absl::StatusOr<RecoveredLog> PartitionRecovery::Run(
   StateReplay replay;
   int64_t replay_from = segments.empty() ? 0 : segments[0]->base_offset();
   for (int64_t offset : listing.snapshot_offsets) {
+    if (cut_.has_value() && offset > *cut_) {
+      // The state after the cut: never the truncated log's.
+      Note(absl::StrCat(metadata::SnapshotFileName(offset),
+                        ": deletes it: it lies past the truncation"));
+      if (leader()) {
+        KAAS_RETURN_IF_ERROR(
+            fs_.Unlink(fs::JoinPath(dir_, metadata::SnapshotFileName(offset))));
+        dir_changed_ = true;
+      }
+      continue;
+    }
     if (offset > start.start.expected_offset) continue;
     absl::StatusOr<metadata::PartitionStateSnapshot> snapshot =
         metadata::ReadStateSnapshot(fs_, dir_, offset);
@@ -262,9 +296,21 @@ absl::StatusOr<RecoveredLog> PartitionRecovery::Run(
     }
     const bool last = i + 1 == segments.size();
     if (!last) from.end_offset = segments[i + 1]->base_offset();
+    // A follower's truncation cuts the last segment there.
+    if (last && cut_.has_value()) {
+      from.end_offset = std::min(from.end_offset, *cut_);
+    }
     KAAS_ASSIGN_OR_RETURN(
         segment::SegmentRecovery recovery,
         segment->Recover(from, [&](const RecordBatchView& batch, uint64_t) {
+          // A follower's epochs past the checkpoint may not have reached
+          // the manifest yet (it is written before a checkpoint passes
+          // them): the verified batches name them.
+          if (plan.epochs_from_manifest &&
+              batch.partition_leader_epoch() >= 0) {
+            plan.epochs.Begin(batch.partition_leader_epoch(),
+                              batch.base_offset());
+          }
           if (batch.base_offset() >= replay_from) {
             replay.Apply(batch);
             ++report_.replayed_batches;
@@ -555,11 +601,23 @@ absl::StatusOr<ManifestState> PartitionRecovery::LoadManifest() {
 SegmentPlan PartitionRecovery::PlanSegments(const DirectoryListing& listing,
                                             const ManifestState& manifest) {
   SegmentPlan plan;
-  const std::vector<ListedSegment>& logs = listing.logs;
   auto remove = [&](const ListedSegment& segment, bool quarantine,
                     std::string reason) {
     plan.removals.push_back({segment, quarantine, std::move(reason)});
   };
+  // A follower's truncation first: what it cut is not part of the log.
+  std::vector<ListedSegment> logs;
+  const std::optional<int64_t> cut = TruncationCut(manifest);
+  for (const ListedSegment& listed : listing.logs) {
+    if (cut.has_value() && listed.id.base_offset >= *cut) {
+      remove(listed, false,
+             manifest.manifest.truncate_fully()
+                 ? std::string("a follower's full truncation")
+                 : absl::StrCat("a follower's truncation to offset ", *cut));
+      continue;
+    }
+    logs.push_back(listed);
+  }
   const int64_t last_base = logs.empty() ? 0 : logs.back().id.base_offset;
   const int64_t known_epoch = manifest.valid
                                   ? manifest.manifest.leader_epoch()
@@ -639,8 +697,11 @@ SegmentPlan PartitionRecovery::PlanSegments(const DirectoryListing& listing,
     plan.max_epoch = std::max<int64_t>(plan.max_epoch, id.epoch);
     plan.log.push_back(file);
   }
-  plan.epochs_from_manifest = !plan.epochs.empty();
-  if (plan.epochs.empty()) {
+  // A valid manifest's history is the history, even empty (a follower's
+  // that has replicated nothing since a full truncation: the segment names
+  // carry its own epoch, which wrote nothing).
+  plan.epochs_from_manifest = manifest.valid || !plan.epochs.empty();
+  if (!plan.epochs_from_manifest) {
     // No history (new partition, or the manifest was lost): the segment
     // names tell each epoch's first offset.
     for (const ListedSegment& segment : plan.log) {
@@ -801,6 +862,7 @@ absl::StatusOr<RecoveryStartPoint> PartitionRecovery::ChooseStart(
     }
     const bool last = i + 1 == segments.size();
     bool agrees =
+        (!cut_.has_value() || checkpoint->next_offset() <= *cut_) &&
         checkpoint->position() <= segment.size() &&
         (last || checkpoint->next_offset() <= segments[i + 1]->base_offset());
     if (agrees) {
@@ -842,6 +904,7 @@ int64_t PartitionRecovery::DurableFloor(const ManifestState& manifest,
   // durable; the newest one that reads is proof enough.
   for (int64_t offset : listing.snapshot_offsets) {
     if (offset <= floor) break;
+    if (cut_.has_value() && offset > *cut_) continue;  // truncated away
     if (metadata::ReadStateSnapshot(fs_, dir_, offset).ok()) {
       floor = offset;
       break;

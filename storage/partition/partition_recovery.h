@@ -111,6 +111,10 @@ struct OpenReport {
   bool used_checkpoint = false;
   // The highest offset metadata proves durable (see the file comment).
   int64_t durable_floor = 0;
+  // A follower's truncation the manifest recorded and this open carried out
+  // (Partition::PrepareTruncation, or one a crash interrupted): the log now
+  // ends there (a full truncation: restarts there).
+  std::optional<int64_t> completed_truncation;
   bool read_only = false;
   absl::Duration duration;
 };
@@ -238,7 +242,14 @@ class PartitionRecovery {
   const PartitionAccess access_;
   OpenReport& report_;
   bool dir_changed_ = false;
+  // A follower's truncation recorded in the manifest: nothing at or past
+  // this offset is kept (INT64_MIN for a full one: nothing at all).
+  std::optional<int64_t> cut_;
 };
+
+// Where a follower's truncation recorded in `manifest` cuts the log (see
+// PartitionRecovery::cut_), if it records one.
+std::optional<int64_t> TruncationCut(const ManifestState& manifest);
 
 }  // namespace kaas::partition
 

@@ -286,13 +286,47 @@ void Partition::PersistAfterSync(const SyncPlan& plan) {
     // the log a crash would leave.
     absl::Status persisted =
         plan.active->PersistIndexes(plan.active_position, plan.target_offset);
-    if (persisted.ok()) {
+    if (persisted.ok() && PersistEpochsBeforeCheckpoint()) {
       WriteCheckpointAndSnapshot(plan.recovery_checkpoint, plan.snapshot);
     } else {
       LOG(WARNING) << dir_
                    << ": no recovery checkpoint this time: " << persisted;
     }
   }
+}
+
+bool Partition::PersistEpochsBeforeCheckpoint() {
+  if (!metadata_mu_.TryLock()) return false;
+  metadata::PartitionManifest manifest;
+  EpochHistory epochs;
+  {
+    absl::MutexLock lock(&mu_);
+    if (state_ == State::kClosed) {
+      metadata_mu_.Unlock();
+      return false;
+    }
+    if (epochs_.entries() == manifest_epochs_.entries()) {
+      metadata_mu_.Unlock();
+      return true;
+    }
+    manifest = ManifestLocked();
+    epochs = epochs_;
+  }
+  absl::StatusOr<metadata::ManifestWrite> written =
+      metadata::WriteManifestUnlessSuperseded(*runtime_.fs, dir_, manifest);
+  const bool ok = written.ok() && !written->superseded;
+  if (ok) {
+    manifest_epochs_ = std::move(epochs);
+  } else {
+    LOG(WARNING) << dir_ << ": epoch history not persisted, so no recovery "
+                 << "checkpoint this time: "
+                 << (written.ok() ? absl::Status(StorageError(
+                                        StorageErrorCode::kNotLeader,
+                                        "superseded by a newer leader"))
+                                  : written.status());
+  }
+  metadata_mu_.Unlock();
+  return ok;
 }
 
 void Partition::RemoveSyncedSealsLocked(
