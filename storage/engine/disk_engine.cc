@@ -386,9 +386,9 @@ DiskEngine::AbortedTransactionsInRange(const TopicPartition& tp, int64_t start,
 }
 
 absl::StatusOr<OffsetAndTimestamp> DiskEngine::OffsetForTimestamp(
-    const TopicPartition& tp, int64_t timestamp) {
+    const TopicPartition& tp, int64_t timestamp, Isolation isolation) {
   KAAS_ASSIGN_OR_RETURN(std::shared_ptr<Partition> partition, Led(tp));
-  return partition->OffsetForTimestamp(timestamp);
+  return partition->OffsetForTimestamp(timestamp, isolation);
 }
 
 absl::StatusOr<EpochEndOffset> DiskEngine::OffsetForLeaderEpoch(

@@ -171,7 +171,8 @@ void EngineConformanceTest::ExpectNotLed(const TopicPartition& tp) {
   EXPECT_THAT(engine().LogStartOffset(tp), not_leader);
   EXPECT_THAT(engine().LastStableOffset(tp), not_leader);
   EXPECT_THAT(engine().AbortedTransactionsInRange(tp, 0, 10), not_leader);
-  EXPECT_THAT(engine().OffsetForTimestamp(tp, -1), not_leader);
+  EXPECT_THAT(engine().OffsetForTimestamp(tp, -1, Isolation::kReadUncommitted),
+              not_leader);
   EXPECT_THAT(engine().OffsetForLeaderEpoch(tp, 0), not_leader);
   EXPECT_THAT(engine().PartitionSize(tp), not_leader);
   EXPECT_THAT(engine().DeleteRecords(tp, -1), not_leader);
@@ -533,8 +534,9 @@ TEST_P(EngineConformanceTest, DeleteRecordsAdvancesTheLogStart) {
                        engine().Read(tp, 3, 1024, Isolation::kReadUncommitted));
   EXPECT_THAT(BaseOffsets(std::string(read.records)), ElementsAre(2, 4));
   EXPECT_EQ(read.log_start_offset, 3);
-  ASSERT_OK_AND_ASSIGN(OffsetAndTimestamp earliest,
-                       engine().OffsetForTimestamp(tp, -2));
+  ASSERT_OK_AND_ASSIGN(
+      OffsetAndTimestamp earliest,
+      engine().OffsetForTimestamp(tp, -2, Isolation::kReadUncommitted));
   EXPECT_EQ(earliest.offset, 3);
 }
 
@@ -804,7 +806,8 @@ TEST_P(EngineConformanceTest, OffsetForTimestampFindsTheFirstRecordAtOrAfter) {
   }
   auto expect = [&](int64_t timestamp, int64_t offset, int64_t found_time) {
     ASSERT_OK_AND_ASSIGN(OffsetAndTimestamp hit,
-                         engine().OffsetForTimestamp(tp, timestamp));
+                         engine().OffsetForTimestamp(
+                             tp, timestamp, Isolation::kReadUncommitted));
     EXPECT_EQ(hit.offset, offset) << "timestamp " << timestamp;
     EXPECT_EQ(hit.timestamp, found_time) << "timestamp " << timestamp;
   };
@@ -816,7 +819,7 @@ TEST_P(EngineConformanceTest, OffsetForTimestampFindsTheFirstRecordAtOrAfter) {
   expect(-1, 10, -1);   // latest: the high watermark
   expect(-2, 0, -1);    // earliest: the log start
   expect(-3, 9, 5001);  // the record with the largest timestamp
-  EXPECT_THAT(engine().OffsetForTimestamp(tp, -7),
+  EXPECT_THAT(engine().OffsetForTimestamp(tp, -7, Isolation::kReadUncommitted),
               HasStorageError(StorageErrorCode::kInvalidRequest));
 }
 
@@ -831,14 +834,16 @@ TEST_P(EngineConformanceTest, OffsetForTimestampSkipsRecordsBelowTheLogStart) {
   MustAppend(tp, builder.Build());     // 0..3 at 1003..1000
   MustAppend(tp, Batch(1, 16, 5000));  // 4 at 5000
   ASSERT_OK(engine().DeleteRecords(tp, 1).status());
-  ASSERT_OK_AND_ASSIGN(OffsetAndTimestamp hit,
-                       engine().OffsetForTimestamp(tp, 1002));
+  ASSERT_OK_AND_ASSIGN(
+      OffsetAndTimestamp hit,
+      engine().OffsetForTimestamp(tp, 1002, Isolation::kReadUncommitted));
   EXPECT_EQ(hit.offset, 1);
   EXPECT_EQ(hit.timestamp, 1002);
   // Only a record below the log start is late enough: the next batch
   // answers.
   ASSERT_OK(engine().DeleteRecords(tp, 2).status());
-  ASSERT_OK_AND_ASSIGN(hit, engine().OffsetForTimestamp(tp, 1003));
+  ASSERT_OK_AND_ASSIGN(
+      hit, engine().OffsetForTimestamp(tp, 1003, Isolation::kReadUncommitted));
   EXPECT_EQ(hit.offset, 4);
   EXPECT_EQ(hit.timestamp, 5000);
 }
@@ -866,14 +871,17 @@ TEST_P(EngineConformanceTest, OffsetForTimestampIsBatchLevelWhenItMustBe) {
   MustAppend(tp, compressed.Build());       // 1..3, max 2002
   MustAppend(tp, log_append_time.Build());  // 4..5, max 3005
   MustAppend(tp, undecodable.Build());      // 6..7, max 4003
-  ASSERT_OK_AND_ASSIGN(OffsetAndTimestamp hit,
-                       engine().OffsetForTimestamp(tp, 2001));
+  ASSERT_OK_AND_ASSIGN(
+      OffsetAndTimestamp hit,
+      engine().OffsetForTimestamp(tp, 2001, Isolation::kReadUncommitted));
   EXPECT_EQ(hit.offset, 2);
   EXPECT_EQ(hit.timestamp, 2001);
-  ASSERT_OK_AND_ASSIGN(hit, engine().OffsetForTimestamp(tp, 3003));
+  ASSERT_OK_AND_ASSIGN(
+      hit, engine().OffsetForTimestamp(tp, 3003, Isolation::kReadUncommitted));
   EXPECT_EQ(hit.offset, 4);
   EXPECT_EQ(hit.timestamp, 3005);
-  ASSERT_OK_AND_ASSIGN(hit, engine().OffsetForTimestamp(tp, 4001));
+  ASSERT_OK_AND_ASSIGN(
+      hit, engine().OffsetForTimestamp(tp, 4001, Isolation::kReadUncommitted));
   EXPECT_EQ(hit.offset, 6);
   EXPECT_EQ(hit.timestamp, 4003);
 }
@@ -884,16 +892,51 @@ TEST_P(EngineConformanceTest, OffsetForTimestampOfAnEmptyPartition) {
   ASSERT_FALSE(HasFatalFailure());
   for (int64_t timestamp : {int64_t{0}, int64_t{1000}, int64_t{-3}}) {
     ASSERT_OK_AND_ASSIGN(OffsetAndTimestamp hit,
-                         engine().OffsetForTimestamp(tp, timestamp));
+                         engine().OffsetForTimestamp(
+                             tp, timestamp, Isolation::kReadUncommitted));
     EXPECT_EQ(hit.offset, -1) << "timestamp " << timestamp;
     EXPECT_EQ(hit.timestamp, -1) << "timestamp " << timestamp;
   }
-  ASSERT_OK_AND_ASSIGN(OffsetAndTimestamp latest,
-                       engine().OffsetForTimestamp(tp, -1));
+  ASSERT_OK_AND_ASSIGN(
+      OffsetAndTimestamp latest,
+      engine().OffsetForTimestamp(tp, -1, Isolation::kReadUncommitted));
   EXPECT_EQ(latest.offset, 0);
-  ASSERT_OK_AND_ASSIGN(OffsetAndTimestamp earliest,
-                       engine().OffsetForTimestamp(tp, -2));
+  ASSERT_OK_AND_ASSIGN(
+      OffsetAndTimestamp earliest,
+      engine().OffsetForTimestamp(tp, -2, Isolation::kReadUncommitted));
   EXPECT_EQ(earliest.offset, 0);
+}
+
+// Kafka's ListOffsets bounds its answer by the isolation level's last
+// fetchable offset: read_committed never learns of offsets past the last
+// stable offset, not even through a timestamp.
+TEST_P(EngineConformanceTest, OffsetForTimestampHonoursTheIsolationLevel) {
+  const TopicPartition tp = Orders();
+  Lead(tp);
+  ASSERT_FALSE(HasFatalFailure());
+  MustAppend(tp, Batch(2, 16, /*timestamp=*/1000));  // 0..1
+  test::BatchBuilder open;
+  open.BaseOffset(999).Producer(5, 0, 0).Transactional(true).BaseTimestamp(
+      5000);
+  open.AddRandomRecords(2, 8);
+  MustAppend(tp, open.Build());  // 2..3, its transaction still open
+  ASSERT_OK_AND_ASSIGN(
+      OffsetAndTimestamp latest,
+      engine().OffsetForTimestamp(tp, -1, Isolation::kReadUncommitted));
+  EXPECT_EQ(latest.offset, 4);
+  ASSERT_OK_AND_ASSIGN(
+      latest, engine().OffsetForTimestamp(tp, -1, Isolation::kReadCommitted));
+  EXPECT_EQ(latest.offset, 2);
+  ASSERT_OK_AND_ASSIGN(
+      OffsetAndTimestamp found,
+      engine().OffsetForTimestamp(tp, 5000, Isolation::kReadUncommitted));
+  EXPECT_EQ(found.offset, 2);
+  ASSERT_OK_AND_ASSIGN(
+      found, engine().OffsetForTimestamp(tp, 5000, Isolation::kReadCommitted));
+  EXPECT_EQ(found.offset, -1) << "past the last stable offset";
+  ASSERT_OK_AND_ASSIGN(
+      found, engine().OffsetForTimestamp(tp, 1000, Isolation::kReadCommitted));
+  EXPECT_EQ(found.offset, 0);
 }
 
 TEST_P(EngineConformanceTest, OffsetForLeaderEpochAcrossTakeOvers) {
@@ -1029,7 +1072,9 @@ TEST_P(EngineConformanceTest, InvalidTopicNamesAndPartitionsAreRejected) {
     EXPECT_THAT(engine().LogStartOffset(tp), invalid_request);
     EXPECT_THAT(engine().LastStableOffset(tp), invalid_request);
     EXPECT_THAT(engine().AbortedTransactionsInRange(tp, 0, 1), invalid_request);
-    EXPECT_THAT(engine().OffsetForTimestamp(tp, -1), invalid_request);
+    EXPECT_THAT(
+        engine().OffsetForTimestamp(tp, -1, Isolation::kReadUncommitted),
+        invalid_request);
     EXPECT_THAT(engine().OffsetForLeaderEpoch(tp, 0), invalid_request);
     EXPECT_THAT(engine().PartitionSize(tp), invalid_request);
     EXPECT_THAT(engine().DeleteRecords(tp, -1), invalid_request);

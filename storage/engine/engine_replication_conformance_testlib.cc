@@ -330,6 +330,13 @@ TEST_P(EngineConformanceTest, BrokerManagedHighWatermarkBoundsConsumers) {
 
   ASSERT_OK(engine().SetHighWatermark(kLeader, 2));
   EXPECT_THAT(engine().HighWatermark(kLeader), IsOkAndHolds(2));
+  ASSERT_OK_AND_ASSIGN(
+      OffsetAndTimestamp latest,
+      engine().OffsetForTimestamp(kLeader, -1, Isolation::kReadUncommitted));
+  EXPECT_EQ(latest.offset, 2);
+  ASSERT_OK_AND_ASSIGN(
+      latest, engine().OffsetForTimestamp(kLeader, -1, Isolation::kReplica));
+  EXPECT_EQ(latest.offset, 3);
   EXPECT_THAT(engine().LastStableOffset(kLeader), IsOkAndHolds(2));
   EXPECT_THAT(BaseOffsets(ReadAll(kLeader)), ElementsAre(0, 1));
   EXPECT_THAT(BaseOffsets(ReadAll(kLeader, 0, Isolation::kReadCommitted)),

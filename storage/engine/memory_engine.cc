@@ -140,9 +140,9 @@ MemoryEngine::AbortedTransactionsInRange(const TopicPartition& tp,
 }
 
 absl::StatusOr<OffsetAndTimestamp> MemoryEngine::OffsetForTimestamp(
-    const TopicPartition& tp, int64_t timestamp) {
+    const TopicPartition& tp, int64_t timestamp, Isolation isolation) {
   KAAS_ASSIGN_OR_RETURN(PartitionPtr partition, Find(tp));
-  return partition->OffsetForTimestamp(timestamp);
+  return partition->OffsetForTimestamp(timestamp, isolation);
 }
 
 absl::StatusOr<EpochEndOffset> MemoryEngine::OffsetForLeaderEpoch(

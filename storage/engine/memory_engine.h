@@ -139,7 +139,8 @@ class MemoryEngine final : public StorageEngine {
   absl::StatusOr<std::vector<AbortedTransaction>> AbortedTransactionsInRange(
       const TopicPartition& tp, int64_t start, int64_t end) override;
   absl::StatusOr<OffsetAndTimestamp> OffsetForTimestamp(
-      const TopicPartition& tp, int64_t timestamp) override;
+      const TopicPartition& tp, int64_t timestamp,
+      Isolation isolation) override;
   absl::StatusOr<EpochEndOffset> OffsetForLeaderEpoch(
       const TopicPartition& tp, int64_t leader_epoch) override;
   absl::StatusOr<uint64_t> PartitionSize(const TopicPartition& tp) override;

@@ -392,13 +392,15 @@ MemoryPartition::AbortedTransactions(int64_t start, int64_t end) const {
 }
 
 absl::StatusOr<OffsetAndTimestamp> MemoryPartition::OffsetForTimestamp(
-    int64_t timestamp) const {
+    int64_t timestamp, Isolation isolation) const {
   absl::ReaderMutexLock lock(&mu_);
   if (state_ != State::kLeading) return NotLedLocked();
-  const int64_t high_watermark = HighWatermarkLocked();
-  KAAS_ASSIGN_OR_RETURN(
-      std::optional<OffsetAndTimestamp> special,
-      AnswerSpecialTimestamp(timestamp, log_start_, high_watermark));
+  const int64_t bound =
+      isolation == Isolation::kReadCommitted ? LastStableLocked()
+      : isolation == Isolation::kReplica     ? next_offset_
+                                             : HighWatermarkLocked();
+  KAAS_ASSIGN_OR_RETURN(std::optional<OffsetAndTimestamp> special,
+                        AnswerSpecialTimestamp(timestamp, log_start_, bound));
   if (special.has_value()) return *special;
   if (timestamp == kListOffsetsMaxTimestamp) {
     int64_t best = -1;
@@ -411,6 +413,7 @@ absl::StatusOr<OffsetAndTimestamp> MemoryPartition::OffsetForTimestamp(
   // Kafka's rule, as Partition::OffsetForTimestamp: the first record at or
   // above the log start whose timestamp is >= the target.
   for (const StoredBatch& stored : batches_) {
+    if (stored.base_offset >= bound) break;
     if (stored.max_timestamp < timestamp) continue;
     absl::StatusOr<RecordBatchView> batch =
         RecordBatchView::ParseHeader(*stored.bytes);

@@ -86,7 +86,7 @@ class MemoryPartition {
   absl::StatusOr<std::vector<AbortedTransaction>> AbortedTransactions(
       int64_t start, int64_t end) const;
   absl::StatusOr<OffsetAndTimestamp> OffsetForTimestamp(
-      int64_t timestamp) const;
+      int64_t timestamp, Isolation isolation) const;
   absl::StatusOr<EpochEndOffset> OffsetForLeaderEpoch(
       int64_t leader_epoch) const;
 

@@ -127,10 +127,14 @@ class StorageEngine {
                              int64_t end) = 0;
 
   // Kafka ListOffsets: -1 latest, -2 earliest, -3 max timestamp, else the
-  // first record with a timestamp >= `timestamp`. {-1, -1} when none.
-  // Errors: kNotLeader, kInvalidRequest (other negative timestamps).
+  // first record with a timestamp >= `timestamp`. {-1, -1} when none. As in
+  // Kafka, the isolation level bounds the answer: latest is the high
+  // watermark (kReadUncommitted), the last stable offset (kReadCommitted)
+  // or the log end (kReplica), and a timestamp is searched for below that
+  // bound only. Errors: kNotLeader, kInvalidRequest (other negative
+  // timestamps).
   virtual absl::StatusOr<OffsetAndTimestamp> OffsetForTimestamp(
-      const TopicPartition& tp, int64_t timestamp) = 0;
+      const TopicPartition& tp, int64_t timestamp, Isolation isolation) = 0;
 
   // Kafka OffsetForLeaderEpoch. Errors: kNotLeader.
   virtual absl::StatusOr<EpochEndOffset> OffsetForLeaderEpoch(

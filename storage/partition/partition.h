@@ -293,10 +293,12 @@ class Partition : public std::enable_shared_from_this<Partition> {
   std::vector<AbortedTransaction> AbortedTransactions(int64_t start,
                                                       int64_t end) const;
 
-  // Kafka ListOffsets: -1 latest (high watermark), -2 earliest (log start),
-  // -3 max timestamp; otherwise the first batch whose maxTimestamp is >=
-  // `timestamp` (offset = its base offset).
-  absl::StatusOr<OffsetAndTimestamp> OffsetForTimestamp(int64_t timestamp);
+  // Kafka ListOffsets: -1 latest (the read bound of `isolation`: high
+  // watermark, last stable offset, or log end for kReplica), -2 earliest
+  // (log start), -3 max timestamp; otherwise the first record whose
+  // timestamp is >= `timestamp`, searched for below that bound.
+  absl::StatusOr<OffsetAndTimestamp> OffsetForTimestamp(
+      int64_t timestamp, Isolation isolation = Isolation::kReadUncommitted);
 
   // Kafka OffsetForLeaderEpoch: the largest epoch <= `leader_epoch` and the
   // offset where it ended (the log end for the current epoch).
@@ -486,7 +488,7 @@ class Partition : public std::enable_shared_from_this<Partition> {
       absl::FunctionRef<absl::StatusOr<T>(const ReadView&)> lookup);
   // OffsetForTimestamp's lookup over `view`.
   absl::StatusOr<OffsetAndTimestamp> FindOffsetForTimestamp(
-      const ReadView& view, int64_t timestamp);
+      const ReadView& view, int64_t timestamp, Isolation isolation);
 
   // ---- publication for readers
   void PublishSegmentsLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

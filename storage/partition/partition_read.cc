@@ -191,18 +191,22 @@ absl::StatusOr<T> Partition::LookUpSegments(
 }
 
 absl::StatusOr<OffsetAndTimestamp> Partition::OffsetForTimestamp(
-    int64_t timestamp) {
+    int64_t timestamp, Isolation isolation) {
   return LookUpSegments<OffsetAndTimestamp>(
       "timestamp lookup", [&](const ReadView& view) {
-        return FindOffsetForTimestamp(view, timestamp);
+        return FindOffsetForTimestamp(view, timestamp, isolation);
       });
 }
 
 absl::StatusOr<OffsetAndTimestamp> Partition::FindOffsetForTimestamp(
-    const ReadView& view, int64_t timestamp) {
+    const ReadView& view, int64_t timestamp, Isolation isolation) {
   const SegmentList& segments = *view.segments;
   const int64_t log_start = view.log_start_offset;
-  const int64_t high_watermark = view.high_watermark;
+  // Kafka's last fetchable offset for the isolation level.
+  const int64_t high_watermark =
+      isolation == Isolation::kReadCommitted ? view.last_stable_offset
+      : isolation == Isolation::kReplica     ? view.log_end_offset
+                                             : view.high_watermark;
   KAAS_ASSIGN_OR_RETURN(
       std::optional<OffsetAndTimestamp> special,
       AnswerSpecialTimestamp(timestamp, log_start, high_watermark));
