@@ -178,6 +178,7 @@ class DiskEngine final : public StorageEngine, public RetentionHost {
   const StorageStats& Stats() const override { return stats_; }
 
   // ---- RetentionHost -------------------------------------------------------
+  // StorageEngine's and RetentionHost's (the same contract).
   absl::Status ReloadTopicConfig(const TopicPartition& tp) override;
   absl::StatusOr<RetentionView> DescribeForRetention(
       const TopicPartition& tp) override;

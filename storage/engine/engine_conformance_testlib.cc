@@ -177,6 +177,7 @@ void EngineConformanceTest::ExpectNotLed(const TopicPartition& tp) {
   EXPECT_THAT(engine().PartitionSize(tp), not_leader);
   EXPECT_THAT(engine().DeleteRecords(tp, -1), not_leader);
   EXPECT_EQ(engine().PartitionEpoch(tp), std::nullopt);
+  EXPECT_THAT(engine().ReloadTopicConfig(tp), not_leader);
 }
 
 namespace {

@@ -326,6 +326,15 @@ MemoryEngine::GetTopicConfig(absl::string_view topic) {
   return std::nullopt;
 }
 
+absl::Status MemoryEngine::ReloadTopicConfig(const TopicPartition& tp) {
+  KAAS_ASSIGN_OR_RETURN(PartitionPtr partition, Find(tp));
+  if (!partition->IsLeading()) {
+    return StorageError(StorageErrorCode::kNotLeader,
+                        absl::StrCat(tp.ToString(), " is not led here"));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status MemoryEngine::FenceProducerEpoch(int64_t producer_id,
                                               int16_t producer_epoch) {
   KAAS_RETURN_IF_ERROR(ValidateProducerFence(producer_id, producer_epoch));

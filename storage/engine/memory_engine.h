@@ -173,6 +173,8 @@ class MemoryEngine final : public StorageEngine {
       const TopicPartition& tp, absl::string_view log_dir) override;
   absl::StatusOr<std::optional<TopicConfigOverrides>> GetTopicConfig(
       absl::string_view topic) override;
+  // No config files: the partition keeps the engine's config.
+  absl::Status ReloadTopicConfig(const TopicPartition& tp) override;
   absl::Status FenceProducerEpoch(int64_t producer_id,
                                   int16_t producer_epoch) override;
   int StalledPartitions() override { return 0; }

@@ -31,9 +31,17 @@
 // an fsync of its own (an Append to a partition whose TakeOver or
 // Relinquish is finishing its final fdatasync waits for it, then is fenced
 // or refused). `durable` callbacks run on the thread that settles them: an
-// I/O thread, the timer thread (watchdog stall), or the caller of a
-// lifecycle method that fails waiters (Relinquish, AbandonTopic,
-// DeletePartition, a move); keep them short and non-blocking.
+// I/O thread (a group-commit cycle, or the fsync watchdog's stall, which
+// the timer hands to an I/O thread), the caller of AppendAndWait (which
+// may run the cycle's fdatasync itself), or the caller of a blocking
+// method that syncs or fails waiters (TakeOver, BecomeFollower,
+// Relinquish, Drain, AbandonTopic, DeletePartition, TruncateTo,
+// TruncateFullyAndStartAt, MovePartitionToLogDir); keep them short and
+// non-blocking.
+//
+// Moves. While MovePartitionToLogDir moves a partition, every method on
+// that partition fails with kMigrating (retriable) unless its comment says
+// it waits for the move.
 
 #ifndef KAAS_STORAGE_ENGINE_STORAGE_ENGINE_H_
 #define KAAS_STORAGE_ENGINE_STORAGE_ENGINE_H_
@@ -97,8 +105,8 @@ class StorageEngine {
   // Kafka DeleteRecords: advances the log start offset to `target_offset`
   // (-1: the high watermark), durably, then frees the closed segments
   // entirely below it. Never lowers the log start. Returns it.
-  // Blocking. Errors: kNotLeader, kOffsetOutOfRange (past the high
-  // watermark).
+  // Blocking. Errors: kNotLeader, kMigrating, kOffsetOutOfRange (past the
+  // high watermark), kStorageError.
   virtual absl::StatusOr<int64_t> DeleteRecords(const TopicPartition& tp,
                                                 int64_t target_offset) = 0;
 
@@ -115,13 +123,14 @@ class StorageEngine {
                                           int64_t offset, size_t max_bytes,
                                           Isolation isolation) = 0;
 
-  // Offsets of a led partition (lock-free). Errors: kNotLeader.
+  // Offsets of a led partition (lock-free). Errors: kNotLeader, kMigrating.
   virtual absl::StatusOr<int64_t> HighWatermark(const TopicPartition& tp) = 0;
   virtual absl::StatusOr<int64_t> LogStartOffset(const TopicPartition& tp) = 0;
   virtual absl::StatusOr<int64_t> LastStableOffset(
       const TopicPartition& tp) = 0;
 
-  // Every aborted transaction overlapping [start, end). Errors: kNotLeader.
+  // Every aborted transaction overlapping [start, end). Errors: kNotLeader,
+  // kMigrating.
   virtual absl::StatusOr<std::vector<AbortedTransaction>>
   AbortedTransactionsInRange(const TopicPartition& tp, int64_t start,
                              int64_t end) = 0;
@@ -131,16 +140,16 @@ class StorageEngine {
   // Kafka, the isolation level bounds the answer: latest is the high
   // watermark (kReadUncommitted), the last stable offset (kReadCommitted)
   // or the log end (kReplica), and a timestamp is searched for below that
-  // bound only. Errors: kNotLeader, kInvalidRequest (other negative
-  // timestamps).
+  // bound only. Errors: kNotLeader, kMigrating, kInvalidRequest (other
+  // negative timestamps), kStorageError.
   virtual absl::StatusOr<OffsetAndTimestamp> OffsetForTimestamp(
       const TopicPartition& tp, int64_t timestamp, Isolation isolation) = 0;
 
-  // Kafka OffsetForLeaderEpoch. Errors: kNotLeader.
+  // Kafka OffsetForLeaderEpoch. Errors: kNotLeader, kMigrating.
   virtual absl::StatusOr<EpochEndOffset> OffsetForLeaderEpoch(
       const TopicPartition& tp, int64_t leader_epoch) = 0;
 
-  // Bytes of the partition's log. Errors: kNotLeader.
+  // Bytes of the partition's log. Errors: kNotLeader, kMigrating.
   virtual absl::StatusOr<uint64_t> PartitionSize(const TopicPartition& tp) = 0;
 
   // ---- Partition lifecycle -------------------------------------------------
@@ -264,10 +273,13 @@ class StorageEngine {
   // The data dir ("default") first, then the extra dirs in declaration order.
   virtual std::vector<placement::LogDirInfo> LogDirs() = 0;
 
-  // Capacity of each log dir (statvfs through the filesystem seam).
+  // Capacity of each log dir (statvfs through the filesystem seam; -1 for a
+  // dir that cannot be asked). Blocking.
   virtual std::vector<LogDirUsage> LogDirUsages() = 0;
 
-  // The name of the log dir holding the partition's data.
+  // The name of the log dir holding the partition's data (the one whose
+  // partition dir has a manifest; else where it would be created). Blocking
+  // (looks in each log dir). Errors: kStaleTopicDir, kStorageError.
   virtual absl::StatusOr<std::string> PartitionLogDir(
       const TopicPartition& tp) = 0;
 
@@ -285,10 +297,18 @@ class StorageEngine {
 
   // ---- Topics and producers -----------------------------------------------
 
-  // The topic's `.config.json` overrides (nullopt when it has none). Errors:
-  // kInvalidConfig naming the file and the field.
+  // The topic's `.config.json` overrides (nullopt when it has none).
+  // Blocking (reads the file). Errors: kInvalidConfig naming the file and
+  // the field, kStorageError.
   virtual absl::StatusOr<std::optional<TopicConfigOverrides>> GetTopicConfig(
       absl::string_view topic) = 0;
+
+  // Re-reads the topic's `.config.json` and applies the engine default
+  // overlaid with its overrides to the partition taken over here (a
+  // removed override reverts to the default; retention runs this each
+  // pass). Blocking. Errors: kNotLeader, kMigrating, kInvalidConfig (the
+  // partition keeps its config), kStorageError.
+  virtual absl::Status ReloadTopicConfig(const TopicPartition& tp) = 0;
 
   // Fences `producer_id` at `producer_epoch` (InitProducerId): on every led
   // partition now, including one whose TakeOver is finishing, and durably
