@@ -180,18 +180,24 @@ const ProducerEntry* ProducerStateMap::Get(int64_t producer_id) const {
   return it == entries_.end() ? nullptr : &it->second;
 }
 
-ProducerStateSnapshot ProducerStateMap::ToProto() const {
+void ProducerStateMap::ForEachSorted(
+    absl::FunctionRef<void(int64_t producer_id, const ProducerEntry& entry)>
+        visit) const {
   std::vector<int64_t> producer_ids;
   producer_ids.reserve(entries_.size());
   for (const auto& [producer_id, entry] : entries_) {
     producer_ids.push_back(producer_id);
   }
   std::sort(producer_ids.begin(), producer_ids.end());
-
-  ProducerStateSnapshot snapshot;
-  snapshot.mutable_producers()->Reserve(static_cast<int>(producer_ids.size()));
   for (int64_t producer_id : producer_ids) {
-    const ProducerEntry& entry = entries_.at(producer_id);
+    visit(producer_id, entries_.at(producer_id));
+  }
+}
+
+ProducerStateSnapshot ProducerStateMap::ToProto() const {
+  ProducerStateSnapshot snapshot;
+  snapshot.mutable_producers()->Reserve(static_cast<int>(entries_.size()));
+  ForEachSorted([&](int64_t producer_id, const ProducerEntry& entry) {
     ProducerEntrySnapshot* proto = snapshot.add_producers();
     proto->set_producer_id(producer_id);
     proto->set_epoch(entry.epoch);
@@ -203,7 +209,7 @@ ProducerStateSnapshot ProducerStateMap::ToProto() const {
       batch_proto->set_base_offset(batch.base_offset);
       batch_proto->set_last_offset(batch.last_offset);
     }
-  }
+  });
   return snapshot;
 }
 

@@ -92,6 +92,11 @@ class ProducerStateMap {
   size_t size() const { return entries_.size(); }
   bool empty() const { return entries_.empty(); }
 
+  // Calls `visit` for every producer, in producer id order.
+  void ForEachSorted(
+      absl::FunctionRef<void(int64_t producer_id, const ProducerEntry& entry)>
+          visit) const;
+
   // The snapshot of the whole map, producers sorted by id (so equal states
   // give equal bytes).
   ProducerStateSnapshot ToProto() const;

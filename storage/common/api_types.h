@@ -120,6 +120,31 @@ struct OffsetAndTimestamp {
   int64_t timestamp = -1;
 };
 
+// One active producer of a partition (Kafka DescribeProducers, KIP-664).
+struct ProducerDescription {
+  int64_t producer_id = 0;
+  int16_t producer_epoch = 0;
+  // The last sequence number of its newest batch; -1 when none is cached (a
+  // producer known only from a fence or a transaction marker).
+  int32_t last_sequence = -1;
+  // maxTimestamp of its last batch (or the time of its last fence).
+  int64_t last_timestamp = -1;
+  // Not tracked by this engine: always -1 (Kafka's "unknown").
+  int32_t coordinator_epoch = -1;
+  // The first offset of its open transaction; -1 when none is open.
+  int64_t current_txn_start_offset = -1;
+
+  friend bool operator==(const ProducerDescription& a,
+                         const ProducerDescription& b) {
+    return a.producer_id == b.producer_id &&
+           a.producer_epoch == b.producer_epoch &&
+           a.last_sequence == b.last_sequence &&
+           a.last_timestamp == b.last_timestamp &&
+           a.coordinator_epoch == b.coordinator_epoch &&
+           a.current_txn_start_offset == b.current_txn_start_offset;
+  }
+};
+
 // Kafka OffsetForLeaderEpoch answer; {-1, -1} when unknown.
 struct EpochEndOffset {
   int64_t leader_epoch = -1;

@@ -418,6 +418,12 @@ std::optional<int64_t> DiskEngine::PartitionEpoch(const TopicPartition& tp) {
   return (*partition)->LeaderEpoch();
 }
 
+absl::StatusOr<std::vector<ProducerDescription>> DiskEngine::DescribeProducers(
+    const TopicPartition& tp) {
+  KAAS_ASSIGN_OR_RETURN(std::shared_ptr<Partition> partition, Led(tp));
+  return partition->DescribeProducers();
+}
+
 std::optional<Role> DiskEngine::PartitionRole(const TopicPartition& tp) {
   absl::StatusOr<std::shared_ptr<Partition>> partition = Led(tp);
   if (!partition.ok()) return std::nullopt;

@@ -142,6 +142,8 @@ class DiskEngine final : public StorageEngine, public RetentionHost {
       Isolation isolation) override;
   absl::StatusOr<EpochEndOffset> OffsetForLeaderEpoch(
       const TopicPartition& tp, int64_t leader_epoch) override;
+  absl::StatusOr<std::vector<ProducerDescription>> DescribeProducers(
+      const TopicPartition& tp) override;
   absl::StatusOr<uint64_t> PartitionSize(const TopicPartition& tp) override;
   absl::Status CreatePartition(const TopicPartition& tp) override;
   absl::Status DeletePartition(const TopicPartition& tp) override;

@@ -178,6 +178,7 @@ void EngineConformanceTest::ExpectNotLed(const TopicPartition& tp) {
   EXPECT_THAT(engine().DeleteRecords(tp, -1), not_leader);
   EXPECT_EQ(engine().PartitionEpoch(tp), std::nullopt);
   EXPECT_THAT(engine().ReloadTopicConfig(tp), not_leader);
+  EXPECT_THAT(engine().DescribeProducers(tp), not_leader);
 }
 
 namespace {
@@ -701,6 +702,38 @@ TEST_P(EngineConformanceTest, FenceAppliesToPartitionsTakenOverLater) {
 
 // ---- Transactions
 // ------------------------------------------------------------------
+
+// Kafka DescribeProducers (KIP-664), as kafka-transactions.sh
+// describe-producers shows it: what a stuck transaction's producer is.
+TEST_P(EngineConformanceTest, DescribeProducersListsEachProducersState) {
+  const TopicPartition tp = Orders();
+  Lead(tp);
+  ASSERT_FALSE(HasFatalFailure());
+  EXPECT_THAT(engine().DescribeProducers(tp), IsOkAndHolds(IsEmpty()));
+  MustAppend(tp, Batch(1));                         // 0: no producer
+  MustAppend(tp, ProducerBatch(9, 2, 0, 2));        // 1..2
+  MustAppend(tp, ProducerBatch(9, 2, 2, 3));        // 3..5: seq 2..4
+  MustAppend(tp, ProducerBatch(4, 0, 0, 1, true));  // 6: txn opens
+  MustAppend(tp, ProducerBatch(4, 0, 1, 1, true));  // 7
+  ASSERT_OK_AND_ASSIGN(std::vector<ProducerDescription> producers,
+                       engine().DescribeProducers(tp));
+  ASSERT_EQ(producers.size(), 2u);
+  EXPECT_EQ(producers[0].producer_id, 4);
+  EXPECT_EQ(producers[0].producer_epoch, 0);
+  EXPECT_EQ(producers[0].last_sequence, 1);
+  EXPECT_EQ(producers[0].current_txn_start_offset, 6);
+  EXPECT_EQ(producers[0].coordinator_epoch, -1);
+  EXPECT_EQ(producers[1].producer_id, 9);
+  EXPECT_EQ(producers[1].producer_epoch, 2);
+  EXPECT_EQ(producers[1].last_sequence, 4);
+  EXPECT_EQ(producers[1].current_txn_start_offset, -1);
+  EXPECT_GE(producers[1].last_timestamp, 0);
+  // The marker closes the transaction; the producer stays.
+  MustAppend(tp, ControlBatch(ControlType::kCommit, 4, 0, 0, 2000));
+  ASSERT_OK_AND_ASSIGN(producers, engine().DescribeProducers(tp));
+  ASSERT_EQ(producers.size(), 2u);
+  EXPECT_EQ(producers[0].current_txn_start_offset, -1);
+}
 
 TEST_P(EngineConformanceTest, OpenTransactionHoldsTheLastStableOffset) {
   const TopicPartition tp = Orders();

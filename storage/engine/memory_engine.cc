@@ -238,6 +238,12 @@ std::optional<int64_t> MemoryEngine::PartitionEpoch(const TopicPartition& tp) {
   return (*partition)->LedEpoch();
 }
 
+absl::StatusOr<std::vector<ProducerDescription>>
+MemoryEngine::DescribeProducers(const TopicPartition& tp) {
+  KAAS_ASSIGN_OR_RETURN(PartitionPtr partition, Find(tp));
+  return partition->DescribeProducers();
+}
+
 std::optional<Role> MemoryEngine::PartitionRole(const TopicPartition& tp) {
   absl::StatusOr<PartitionPtr> partition = Find(tp);
   if (!partition.ok()) return std::nullopt;

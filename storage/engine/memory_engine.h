@@ -143,6 +143,8 @@ class MemoryEngine final : public StorageEngine {
       Isolation isolation) override;
   absl::StatusOr<EpochEndOffset> OffsetForLeaderEpoch(
       const TopicPartition& tp, int64_t leader_epoch) override;
+  absl::StatusOr<std::vector<ProducerDescription>> DescribeProducers(
+      const TopicPartition& tp) override;
   absl::StatusOr<uint64_t> PartitionSize(const TopicPartition& tp) override;
   absl::Status CreatePartition(const TopicPartition& tp) override;
   absl::Status DeletePartition(const TopicPartition& tp) override;

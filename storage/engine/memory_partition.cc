@@ -428,6 +428,13 @@ absl::StatusOr<OffsetAndTimestamp> MemoryPartition::OffsetForTimestamp(
   return OffsetAndTimestamp{};
 }
 
+absl::StatusOr<std::vector<ProducerDescription>>
+MemoryPartition::DescribeProducers() const {
+  absl::ReaderMutexLock lock(&mu_);
+  if (state_ != State::kLeading) return NotLedLocked();
+  return partition::DescribeProducerState(producers_, txns_);
+}
+
 absl::StatusOr<EpochEndOffset> MemoryPartition::OffsetForLeaderEpoch(
     int64_t leader_epoch) const {
   absl::ReaderMutexLock lock(&mu_);

@@ -75,6 +75,7 @@ class MemoryPartition {
       int64_t offset, bool full,
       const std::vector<std::pair<int64_t, int16_t>>& fences, int64_t now_ms);
   absl::Status SetHighWatermark(int64_t offset);
+  absl::StatusOr<std::vector<ProducerDescription>> DescribeProducers() const;
 
   // ---- Reads -------------------------------------------------------------
   absl::StatusOr<ReadResult> Read(int64_t offset, size_t max_bytes,

@@ -149,6 +149,12 @@ class StorageEngine {
   virtual absl::StatusOr<EpochEndOffset> OffsetForLeaderEpoch(
       const TopicPartition& tp, int64_t leader_epoch) = 0;
 
+  // Kafka DescribeProducers (KIP-664): every producer the partition keeps
+  // idempotence state for (expired ones are gone), by producer id, with the
+  // first offset of its open transaction. Errors: kNotLeader, kMigrating.
+  virtual absl::StatusOr<std::vector<ProducerDescription>> DescribeProducers(
+      const TopicPartition& tp) = 0;
+
   // Bytes of the partition's log. Errors: kNotLeader, kMigrating.
   virtual absl::StatusOr<uint64_t> PartitionSize(const TopicPartition& tp) = 0;
 

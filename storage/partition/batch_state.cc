@@ -80,6 +80,31 @@ absl::Status VerdictToStatus(const idempotence::Verdict& verdict) {
   return absl::OkStatus();
 }
 
+std::vector<ProducerDescription> DescribeProducerState(
+    const idempotence::ProducerStateMap& producers, const txn::TxnIndex& txns) {
+  absl::flat_hash_map<int64_t, int64_t> open_since;
+  for (const txn::OpenTxn& open : txns.open_transactions()) {
+    open_since[open.producer_id] = open.first_offset;
+  }
+  std::vector<ProducerDescription> out;
+  out.reserve(producers.size());
+  producers.ForEachSorted(
+      [&](int64_t producer_id, const idempotence::ProducerEntry& entry) {
+        ProducerDescription description;
+        description.producer_id = producer_id;
+        description.producer_epoch = entry.epoch;
+        if (const idempotence::CachedBatch* newest = entry.newest()) {
+          description.last_sequence = newest->last_seq;
+        }
+        description.last_timestamp = entry.last_timestamp;
+        if (auto it = open_since.find(producer_id); it != open_since.end()) {
+          description.current_txn_start_offset = it->second;
+        }
+        out.push_back(description);
+      });
+  return out;
+}
+
 absl::StatusOr<int64_t> FetchBound(absl::string_view partition, int64_t offset,
                                    const ReadResult& result,
                                    Isolation isolation) {

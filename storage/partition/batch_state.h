@@ -100,6 +100,10 @@ absl::Status CheckAppendable(const RecordBatchView& batch,
 // kInvalidProducerEpoch, kInvalidRecord); OK for accepting ones.
 absl::Status VerdictToStatus(const idempotence::Verdict& verdict);
 
+// DescribeProducers' answer from a partition's state, by producer id.
+std::vector<ProducerDescription> DescribeProducerState(
+    const idempotence::ProducerStateMap& producers, const txn::TxnIndex& txns);
+
 // The fetch rule shared by every engine: `offset` must lie in
 // [result.log_start_offset, result.high_watermark] (for a replica's fetch,
 // result.log_end_offset; else kOffsetOutOfRange, naming `partition`);

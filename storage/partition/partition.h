@@ -242,6 +242,10 @@ class Partition : public std::enable_shared_from_this<Partition> {
   // engine's.
   absl::Status SetHighWatermark(int64_t offset);
 
+  // Kafka DescribeProducers (KIP-664): every producer the partition keeps
+  // state for, by producer id. Errors: kNotLeader (not taken over).
+  absl::StatusOr<std::vector<ProducerDescription>> DescribeProducers() const;
+
   // Completes once every offset below `offset` is durable (or the partition
   // stalls or closes). Starts a sync if needed.
   StatusFuture WhenDurable(int64_t offset);

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -11,6 +12,7 @@
 #include "fs/fs_util.h"
 #include "glog/logging.h"
 #include "storage/metadata/partition_files.h"
+#include "storage/partition/batch_state.h"
 #include "storage/partition/partition.h"
 
 namespace kaas::partition {
@@ -297,6 +299,17 @@ void Partition::Abandon() {
   // returns.
   AwaitPersistsAfterClose();
   ReleaseLock();
+}
+
+absl::StatusOr<std::vector<ProducerDescription>> Partition::DescribeProducers()
+    const {
+  absl::MutexLock lock(&mu_);
+  if (state_ != State::kLeading) {
+    return StorageError(StorageErrorCode::kNotLeader,
+                        absl::StrCat(dir_, ": not taken over here"));
+  }
+  absl::ReaderMutexLock txn_lock(&txn_mu_);
+  return DescribeProducerState(producers_, txns_);
 }
 
 Role Partition::role() const {
