@@ -95,6 +95,29 @@ struct StorageStats {
   std::string DebugString() const;
 };
 
+// One partition's counters since it was taken over here (they start at 0
+// at each open), for a broker that exports per-partition metrics. The same
+// meanings as StorageStats', plus the ack latency: from an acks=all append
+// to its durable future completing (the memory engine completes at once).
+struct PartitionStats {
+  uint64_t appended_batches = 0;
+  uint64_t appended_records = 0;
+  uint64_t appended_bytes = 0;
+  uint64_t duplicate_batches = 0;
+  uint64_t rejected_batches = 0;
+  uint64_t read_calls = 0;
+  uint64_t read_bytes = 0;
+  uint64_t fsyncs = 0;
+  uint64_t fsync_failures = 0;
+  uint64_t stalls = 0;
+  uint64_t segments_rolled = 0;
+  LatencyHistogram::Snapshot append_latency;  // sampled, as StorageStats'
+  LatencyHistogram::Snapshot ack_latency;
+  LatencyHistogram::Snapshot fsync_latency;
+  // Appends fail with kStalled until the partition is re-armed.
+  bool stalled = false;
+};
+
 }  // namespace kaas
 
 #endif  // KAAS_STORAGE_COMMON_STORAGE_STATS_H_

@@ -418,6 +418,12 @@ std::optional<int64_t> DiskEngine::PartitionEpoch(const TopicPartition& tp) {
   return (*partition)->LeaderEpoch();
 }
 
+absl::StatusOr<PartitionStats> DiskEngine::PartitionStatsOf(
+    const TopicPartition& tp) {
+  KAAS_ASSIGN_OR_RETURN(std::shared_ptr<Partition> partition, Led(tp));
+  return partition->Stats();
+}
+
 absl::StatusOr<std::vector<ProducerDescription>> DiskEngine::DescribeProducers(
     const TopicPartition& tp) {
   KAAS_ASSIGN_OR_RETURN(std::shared_ptr<Partition> partition, Led(tp));

@@ -178,6 +178,8 @@ class DiskEngine final : public StorageEngine, public RetentionHost {
                                   int16_t producer_epoch) override;
   int StalledPartitions() override;
   const StorageStats& Stats() const override { return stats_; }
+  absl::StatusOr<PartitionStats> PartitionStatsOf(
+      const TopicPartition& tp) override;
 
   // ---- RetentionHost -------------------------------------------------------
   // StorageEngine's and RetentionHost's (the same contract).

@@ -179,6 +179,7 @@ void EngineConformanceTest::ExpectNotLed(const TopicPartition& tp) {
   EXPECT_EQ(engine().PartitionEpoch(tp), std::nullopt);
   EXPECT_THAT(engine().ReloadTopicConfig(tp), not_leader);
   EXPECT_THAT(engine().DescribeProducers(tp), not_leader);
+  EXPECT_THAT(engine().PartitionStatsOf(tp), not_leader);
 }
 
 namespace {
@@ -1330,6 +1331,37 @@ TEST_P(EngineConformanceTest, StatsCountAppendsReadsDuplicatesAndRejections) {
   EXPECT_EQ(stats.read_records.load() - read_records, 5u);
   EXPECT_EQ(stats.read_bytes.load() - read_bytes,
             plain.size() + idempotent.size());
+}
+
+TEST_P(EngineConformanceTest, PartitionStatsCountThatPartitionOnly) {
+  const TopicPartition tp = Orders();
+  const TopicPartition other = Orders(1);
+  Lead(tp);
+  Lead(other);
+  ASSERT_FALSE(HasFatalFailure());
+  const std::string batch = Batch(3);
+  MustAppend(tp, batch);
+  MustAppend(tp, batch);
+  MustAppend(tp, ProducerBatch(7, 0, 0));
+  MustAppend(tp, ProducerBatch(7, 0, 0));  // a duplicate
+  EXPECT_THAT(engine().Append(tp, 1, Acks::kAll, "garbage"),
+              HasStorageError(StorageErrorCode::kCorruptMessage));
+  MustAppend(other, batch);
+  ReadAll(tp);
+  ASSERT_OK_AND_ASSIGN(PartitionStats stats, engine().PartitionStatsOf(tp));
+  EXPECT_EQ(stats.appended_batches, 3u);
+  EXPECT_EQ(stats.appended_records, 7u);
+  EXPECT_EQ(stats.appended_bytes,
+            2 * batch.size() + ProducerBatch(7, 0, 0).size());
+  EXPECT_EQ(stats.duplicate_batches, 1u);
+  EXPECT_EQ(stats.rejected_batches, 1u);
+  EXPECT_GE(stats.read_calls, 1u);
+  EXPECT_EQ(stats.read_bytes, 2 * batch.size() + ProducerBatch(7, 0, 0).size());
+  EXPECT_GE(stats.ack_latency.count, 3u) << "every acks=all append";
+  EXPECT_FALSE(stats.stalled);
+  ASSERT_OK_AND_ASSIGN(PartitionStats others, engine().PartitionStatsOf(other));
+  EXPECT_EQ(others.appended_batches, 1u);
+  EXPECT_EQ(others.read_calls, 0u);
 }
 
 TEST_P(EngineConformanceTest, LogDirsStartWithTheDefaultDir) {

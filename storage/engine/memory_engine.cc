@@ -238,6 +238,16 @@ std::optional<int64_t> MemoryEngine::PartitionEpoch(const TopicPartition& tp) {
   return (*partition)->LedEpoch();
 }
 
+absl::StatusOr<PartitionStats> MemoryEngine::PartitionStatsOf(
+    const TopicPartition& tp) {
+  KAAS_ASSIGN_OR_RETURN(PartitionPtr partition, Find(tp));
+  if (!partition->IsLeading()) {
+    return StorageError(StorageErrorCode::kNotLeader,
+                        absl::StrCat(tp.ToString(), " is not led here"));
+  }
+  return partition->Stats();
+}
+
 absl::StatusOr<std::vector<ProducerDescription>>
 MemoryEngine::DescribeProducers(const TopicPartition& tp) {
   KAAS_ASSIGN_OR_RETURN(PartitionPtr partition, Find(tp));

@@ -181,6 +181,8 @@ class MemoryEngine final : public StorageEngine {
                                   int16_t producer_epoch) override;
   int StalledPartitions() override { return 0; }
   const StorageStats& Stats() const override { return stats_; }
+  absl::StatusOr<PartitionStats> PartitionStatsOf(
+      const TopicPartition& tp) override;
 
  private:
   using PartitionPtr = std::shared_ptr<memory_internal::MemoryPartition>;

@@ -105,7 +105,9 @@ absl::StatusOr<AppendResult> MemoryPartition::Append(absl::string_view bytes,
   }
   const Stopwatch stopwatch;
   auto reject = [&](absl::Status status) {
-    stats_->rejected_batches.fetch_add(1, std::memory_order_relaxed);
+    for (StorageStats* sink : {stats_, &own_stats_}) {
+      sink->rejected_batches.fetch_add(1, std::memory_order_relaxed);
+    }
     return status;
   };
   bool validate_records;
@@ -129,7 +131,9 @@ absl::StatusOr<AppendResult> MemoryPartition::Append(absl::string_view bytes,
         CheckWritableLocked(leader_epoch, Role::kLeader), log_start_);
     if (!admission.ok()) return reject(admission.status());
     if (admission->duplicate.has_value()) {
-      stats_->duplicate_batches.fetch_add(1, std::memory_order_relaxed);
+      for (StorageStats* sink : {stats_, &own_stats_}) {
+        sink->duplicate_batches.fetch_add(1, std::memory_order_relaxed);
+      }
       return *std::move(admission->duplicate);
     }
     const int64_t base_offset = next_offset_;
@@ -150,11 +154,15 @@ absl::StatusOr<AppendResult> MemoryPartition::Append(absl::string_view bytes,
     result.last_offset = base_offset + delta;
     result.log_start_offset = log_start_;
   }
-  stats_->appended_batches.fetch_add(1, std::memory_order_relaxed);
-  stats_->appended_records.fetch_add(batch.record_count(),
+  for (StorageStats* sink : {stats_, &own_stats_}) {
+    sink->appended_batches.fetch_add(1, std::memory_order_relaxed);
+    sink->appended_records.fetch_add(batch.record_count(),
                                      std::memory_order_relaxed);
-  stats_->appended_bytes.fetch_add(bytes.size(), std::memory_order_relaxed);
-  stats_->append_latency.Record(stopwatch.Elapsed());
+    sink->appended_bytes.fetch_add(bytes.size(), std::memory_order_relaxed);
+    sink->append_latency.Record(stopwatch.Elapsed());
+  }
+  // Durable (as far as this engine goes) on return.
+  ack_latency_.Record(absl::ZeroDuration());
   return result;
 }
 
@@ -184,7 +192,9 @@ absl::StatusOr<int64_t> MemoryPartition::DeleteRecords(int64_t target) {
     size_bytes_ -= freed;
     log_start = log_start_;
   }
-  stats_->bytes_deleted.fetch_add(freed, std::memory_order_relaxed);
+  for (StorageStats* sink : {stats_, &own_stats_}) {
+    sink->bytes_deleted.fetch_add(freed, std::memory_order_relaxed);
+  }
   return log_start;
 }
 
@@ -195,7 +205,9 @@ absl::StatusOr<AppendResult> MemoryPartition::AppendAsFollower(
     if (state_ != State::kLeading) return NotLedLocked();
   }
   auto reject = [&](absl::Status status) {
-    stats_->rejected_batches.fetch_add(1, std::memory_order_relaxed);
+    for (StorageStats* sink : {stats_, &own_stats_}) {
+      sink->rejected_batches.fetch_add(1, std::memory_order_relaxed);
+    }
     return status;
   };
   absl::StatusOr<std::vector<RecordBatchView>> parsed =
@@ -233,9 +245,11 @@ absl::StatusOr<AppendResult> MemoryPartition::AppendAsFollower(
     result.last_offset = next_offset_ - 1;
     result.log_start_offset = log_start_;
   }
-  stats_->appended_batches.fetch_add(parsed->size(), std::memory_order_relaxed);
-  stats_->appended_records.fetch_add(records, std::memory_order_relaxed);
-  stats_->appended_bytes.fetch_add(bytes.size(), std::memory_order_relaxed);
+  for (StorageStats* sink : {stats_, &own_stats_}) {
+    sink->appended_batches.fetch_add(parsed->size(), std::memory_order_relaxed);
+    sink->appended_records.fetch_add(records, std::memory_order_relaxed);
+    sink->appended_bytes.fetch_add(bytes.size(), std::memory_order_relaxed);
+  }
   return result;
 }
 
@@ -351,12 +365,14 @@ absl::StatusOr<ReadResult> MemoryPartition::Read(int64_t offset,
           AbortedLocked(offset, std::max(offset + 1, result.next_offset));
     }
   }
-  stats_->read_calls.fetch_add(1, std::memory_order_relaxed);
-  stats_->read_batches.fetch_add(result.batches, std::memory_order_relaxed);
-  stats_->read_records.fetch_add(records, std::memory_order_relaxed);
-  stats_->read_bytes.fetch_add(result.records.size(),
+  for (StorageStats* sink : {stats_, &own_stats_}) {
+    sink->read_calls.fetch_add(1, std::memory_order_relaxed);
+    sink->read_batches.fetch_add(result.batches, std::memory_order_relaxed);
+    sink->read_records.fetch_add(records, std::memory_order_relaxed);
+    sink->read_bytes.fetch_add(result.records.size(),
                                std::memory_order_relaxed);
-  stats_->read_latency.Record(stopwatch.Elapsed());
+    sink->read_latency.Record(stopwatch.Elapsed());
+  }
   return result;
 }
 
@@ -426,6 +442,23 @@ absl::StatusOr<OffsetAndTimestamp> MemoryPartition::OffsetForTimestamp(
     if (search.hit.has_value()) return *search.hit;
   }
   return OffsetAndTimestamp{};
+}
+
+PartitionStats MemoryPartition::Stats() const {
+  PartitionStats out;
+  auto load = [](const std::atomic<uint64_t>& counter) {
+    return counter.load(std::memory_order_relaxed);
+  };
+  out.appended_batches = load(own_stats_.appended_batches);
+  out.appended_records = load(own_stats_.appended_records);
+  out.appended_bytes = load(own_stats_.appended_bytes);
+  out.duplicate_batches = load(own_stats_.duplicate_batches);
+  out.rejected_batches = load(own_stats_.rejected_batches);
+  out.read_calls = load(own_stats_.read_calls);
+  out.read_bytes = load(own_stats_.read_bytes);
+  out.append_latency = own_stats_.append_latency.Take();
+  out.ack_latency = ack_latency_.Take();
+  return out;
 }
 
 absl::StatusOr<std::vector<ProducerDescription>>

@@ -76,6 +76,7 @@ class MemoryPartition {
       const std::vector<std::pair<int64_t, int16_t>>& fences, int64_t now_ms);
   absl::Status SetHighWatermark(int64_t offset);
   absl::StatusOr<std::vector<ProducerDescription>> DescribeProducers() const;
+  PartitionStats Stats() const;
 
   // ---- Reads -------------------------------------------------------------
   absl::StatusOr<ReadResult> Read(int64_t offset, size_t max_bytes,
@@ -121,6 +122,10 @@ class MemoryPartition {
   const std::string name_;
   const PartitionConfig config_;
   StorageStats* const stats_;
+  // This partition's own counters (PartitionStats' fields), beside the
+  // engine's.
+  StorageStats own_stats_;
+  LatencyHistogram ack_latency_;
 
   mutable absl::Mutex mu_;
   State state_ ABSL_GUARDED_BY(mu_) = State::kNotLedYet;

@@ -330,6 +330,12 @@ class StorageEngine {
 
   // Counters and latency histograms of this engine.
   virtual const StorageStats& Stats() const = 0;
+
+  // One partition's counters since it was opened here (disk) or created
+  // (memory), and whether it is stalled. Lock-free. Errors: kNotLeader,
+  // kMigrating.
+  virtual absl::StatusOr<PartitionStats> PartitionStatsOf(
+      const TopicPartition& tp) = 0;
 };
 
 }  // namespace kaas

@@ -69,6 +69,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/container/inlined_vector.h"
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -78,6 +79,7 @@
 #include "absl/time/time.h"
 #include "base/clock.h"
 #include "base/status_future.h"
+#include "base/stopwatch.h"
 #include "base/thread_pool.h"
 #include "base/timer_thread.h"
 #include "fs/file_system.h"
@@ -242,6 +244,10 @@ class Partition : public std::enable_shared_from_this<Partition> {
   // engine's.
   absl::Status SetHighWatermark(int64_t offset);
 
+  // This partition's counters since it was opened (thread-safe,
+  // lock-free but for the stall flag).
+  PartitionStats Stats() const;
+
   // Kafka DescribeProducers (KIP-664): every producer the partition keeps
   // state for, by producer id. Errors: kNotLeader (not taken over).
   absl::StatusOr<std::vector<ProducerDescription>> DescribeProducers() const;
@@ -327,6 +333,7 @@ class Partition : public std::enable_shared_from_this<Partition> {
   struct Waiter {
     int64_t end_offset;  // complete once durable_end_ >= end_offset
     StatusPromise promise;
+    Stopwatch since;  // for the ack latency
   };
   // A waiter to complete after the partition lock is released.
   struct Completion {
@@ -502,6 +509,17 @@ class Partition : public std::enable_shared_from_this<Partition> {
 
   // Constant after construction.
   const PartitionRuntime runtime_;
+  // This partition's own counters (only the fields PartitionStats reports
+  // are used) beside the engine's (runtime_.stats).
+  StorageStats own_stats_;
+  LatencyHistogram ack_latency_;
+  // Where a count goes: the engine's stats (if any) and the partition's.
+  absl::InlinedVector<StorageStats*, 2> StatsSinks() {
+    absl::InlinedVector<StorageStats*, 2> sinks;
+    if (runtime_.stats != nullptr) sinks.push_back(runtime_.stats);
+    sinks.push_back(&own_stats_);
+    return sinks;
+  }
   const std::string dir_;
   const PartitionAccess access_;
   const segment::SegmentOptions segment_options_;

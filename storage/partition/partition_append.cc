@@ -85,16 +85,14 @@ absl::StatusOr<AppendResult> Partition::AppendAndWait(absl::string_view bytes,
 absl::StatusOr<AppendResult> Partition::AppendImpl(
     absl::string_view bytes, int64_t leader_epoch, Acks acks,
     std::optional<uint64_t>* lead_cycle) {
-  StorageStats* stats = runtime_.stats;
   // Timing every append would cost two clock reads (a fifth of its CPU);
   // the latency histogram samples one append in 16 per thread.
   thread_local uint32_t appends_on_this_thread = 0;
-  const bool timed = stats != nullptr &&
-                     (appends_on_this_thread++ % kAppendLatencySampling) == 0;
+  const bool timed = (appends_on_this_thread++ % kAppendLatencySampling) == 0;
   std::optional<Stopwatch> stopwatch;
   if (timed) stopwatch.emplace();
   auto reject = [&](absl::Status status) {
-    if (stats != nullptr) {
+    for (StorageStats* stats : StatsSinks()) {
       stats->rejected_batches.fetch_add(1, std::memory_order_relaxed);
     }
     return status;
@@ -120,7 +118,7 @@ absl::StatusOr<AppendResult> Partition::AppendImpl(
         result.durable =
             DurableFutureLocked(result.last_offset + 1, lead_cycle);
       }
-      if (stats != nullptr) {
+      for (StorageStats* stats : StatsSinks()) {
         stats->duplicate_batches.fetch_add(1, std::memory_order_relaxed);
       }
       return result;
@@ -178,21 +176,23 @@ absl::StatusOr<AppendResult> Partition::AppendImpl(
     result.last_offset = base_offset + delta;
     result.log_start_offset = log_start_offset_;
   }
-  if (stats != nullptr) {
+  const std::optional<absl::Duration> latency =
+      stopwatch ? std::optional<absl::Duration>(stopwatch->Elapsed())
+                : std::nullopt;
+  for (StorageStats* stats : StatsSinks()) {
     stats->appended_batches.fetch_add(1, std::memory_order_relaxed);
     stats->appended_records.fetch_add(batch.record_count(),
                                       std::memory_order_relaxed);
     stats->appended_bytes.fetch_add(bytes.size(), std::memory_order_relaxed);
-    if (stopwatch) stats->append_latency.Record(stopwatch->Elapsed());
+    if (latency) stats->append_latency.Record(*latency);
   }
   return result;
 }
 
 absl::StatusOr<AppendResult> Partition::AppendAsFollower(
     absl::string_view bytes, int64_t leader_epoch, Acks acks) {
-  StorageStats* stats = runtime_.stats;
   auto reject = [&](absl::Status status) {
-    if (stats != nullptr) {
+    for (StorageStats* stats : StatsSinks()) {
       stats->rejected_batches.fetch_add(1, std::memory_order_relaxed);
     }
     return status;
@@ -270,7 +270,7 @@ absl::StatusOr<AppendResult> Partition::AppendAsFollower(
     result.last_offset = next_offset_ - 1;
     result.log_start_offset = log_start_offset_;
   }
-  if (stats != nullptr) {
+  for (StorageStats* stats : StatsSinks()) {
     stats->appended_batches.fetch_add(batches.size(),
                                       std::memory_order_relaxed);
     stats->appended_records.fetch_add(records, std::memory_order_relaxed);
@@ -317,8 +317,8 @@ absl::Status Partition::RollLocked(uint32_t epoch) {
     old->Seal();
     pending_seals_.push_back(
         PendingSeal{old, active_durable_position_, active_durable_offset_});
-    if (runtime_.stats != nullptr) {
-      runtime_.stats->segments_rolled.fetch_add(1, std::memory_order_relaxed);
+    for (StorageStats* stats : StatsSinks()) {
+      stats->segments_rolled.fetch_add(1, std::memory_order_relaxed);
     }
   }
   segments_.push_back(next);

@@ -59,7 +59,7 @@ absl::Status Partition::SyncAllLocked(Completions* done) {
   }
   if (status.ok()) status = runtime_.fs->SyncDir(dir_);
   if (status.ok()) status = active_->DataSync();
-  if (StorageStats* stats = runtime_.stats) {
+  for (StorageStats* stats : StatsSinks()) {
     stats->fsyncs.fetch_add(1, std::memory_order_relaxed);
     if (!status.ok()) {
       stats->fsync_failures.fetch_add(1, std::memory_order_relaxed);
@@ -299,6 +299,29 @@ void Partition::Abandon() {
   // returns.
   AwaitPersistsAfterClose();
   ReleaseLock();
+}
+
+PartitionStats Partition::Stats() const {
+  PartitionStats out;
+  auto load = [](const std::atomic<uint64_t>& counter) {
+    return counter.load(std::memory_order_relaxed);
+  };
+  out.appended_batches = load(own_stats_.appended_batches);
+  out.appended_records = load(own_stats_.appended_records);
+  out.appended_bytes = load(own_stats_.appended_bytes);
+  out.duplicate_batches = load(own_stats_.duplicate_batches);
+  out.rejected_batches = load(own_stats_.rejected_batches);
+  out.read_calls = load(own_stats_.read_calls);
+  out.read_bytes = load(own_stats_.read_bytes);
+  out.fsyncs = load(own_stats_.fsyncs);
+  out.fsync_failures = load(own_stats_.fsync_failures);
+  out.stalls = load(own_stats_.stalls);
+  out.segments_rolled = load(own_stats_.segments_rolled);
+  out.append_latency = own_stats_.append_latency.Take();
+  out.ack_latency = ack_latency_.Take();
+  out.fsync_latency = own_stats_.fsync_latency.Take();
+  out.stalled = stalled_.load(std::memory_order_relaxed);
+  return out;
 }
 
 absl::StatusOr<std::vector<ProducerDescription>> Partition::DescribeProducers()
@@ -575,7 +598,7 @@ absl::StatusOr<LogStartAdvance> Partition::AdvanceLogStart(int64_t target) {
     absl::Status status = runtime_.fs->SyncDir(dir_);
     LOG_IF(WARNING, !status.ok()) << dir_ << ": directory sync: " << status;
   }
-  if (StorageStats* stats = runtime_.stats) {
+  for (StorageStats* stats : StatsSinks()) {
     stats->segments_deleted.fetch_add(advance.segments_deleted,
                                       std::memory_order_relaxed);
     stats->bytes_deleted.fetch_add(advance.bytes_deleted,

@@ -148,7 +148,7 @@ absl::StatusOr<ReadResult> Partition::Read(int64_t offset, size_t max_bytes,
     result.aborted_transactions =
         AbortedTransactions(offset, std::max(offset + 1, result.next_offset));
   }
-  if (StorageStats* stats = runtime_.stats) {
+  for (StorageStats* stats : StatsSinks()) {
     stats->read_calls.fetch_add(1, std::memory_order_relaxed);
     stats->read_batches.fetch_add(result.batches, std::memory_order_relaxed);
     int64_t records = 0;

@@ -80,6 +80,7 @@ StatusFuture Partition::WhenDurable(int64_t offset) {
 void Partition::PublishDurableLocked(int64_t offset, Completions* done) {
   durable_end_ = std::max(durable_end_, offset);
   while (!waiters_.empty() && waiters_.front().end_offset <= durable_end_) {
+    ack_latency_.Record(waiters_.front().since.Elapsed());
     done->push_back({std::move(waiters_.front().promise), absl::OkStatus()});
     waiters_.pop_front();
   }
@@ -182,7 +183,7 @@ void Partition::RunSync(uint64_t generation, CycleThread thread) {
   }
   if (status.ok() && plan.sync_dir) status = runtime_.fs->SyncDir(dir_);
   if (status.ok()) status = plan.active->DataSync();
-  if (StorageStats* stats = runtime_.stats) {
+  for (StorageStats* stats : StatsSinks()) {
     stats->fsyncs.fetch_add(1, std::memory_order_relaxed);
     stats->fsync_latency.Record(stopwatch.Elapsed());
     if (!status.ok()) {
@@ -382,8 +383,8 @@ void Partition::StallLocked(const absl::Status& cause, Completions* done) {
     done->push_back({std::move(waiter.promise), stall_status_});
   }
   waiters_.clear();
-  if (runtime_.stats != nullptr) {
-    runtime_.stats->stalls.fetch_add(1, std::memory_order_relaxed);
+  for (StorageStats* stats : StatsSinks()) {
+    stats->stalls.fetch_add(1, std::memory_order_relaxed);
   }
   if (!rearm_scheduled_) {
     rearm_scheduled_ = true;
@@ -469,8 +470,8 @@ void Partition::RunRearm() {
     rearm_scheduled_ = false;
     PublishDurableLocked(plan.target_offset, &done);
     LOG(INFO) << dir_ << ": fsync succeeded again; the stall is cleared";
-    if (runtime_.stats != nullptr) {
-      runtime_.stats->rearms.fetch_add(1, std::memory_order_relaxed);
+    for (StorageStats* stats : StatsSinks()) {
+      stats->rearms.fetch_add(1, std::memory_order_relaxed);
     }
   }
   for (const auto& segment : released) segment->ReleaseWriteHandle();
