@@ -145,6 +145,20 @@ struct ProducerDescription {
   }
 };
 
+// A replica of a partition in this engine's log dirs, taken over here or not
+// (Kafka DescribeLogDirs reports every replica on a dir).
+struct ReplicaDescription {
+  std::string log_dir;      // the log dir's name
+  uint64_t size_bytes = 0;  // its segment files (.log)
+  int64_t log_start_offset = 0;
+  // Taken over here: the log end. Otherwise the durable end its metadata
+  // recorded last (exact after a Relinquish; after a crash, what the last
+  // recovery checkpoint or manifest proved durable, which the next open's
+  // recovery may extend).
+  int64_t log_end_offset = 0;
+  bool taken_over = false;
+};
+
 // Kafka OffsetForLeaderEpoch answer; {-1, -1} when unknown.
 struct EpochEndOffset {
   int64_t leader_epoch = -1;

@@ -170,6 +170,8 @@ class DiskEngine final : public StorageEngine, public RetentionHost {
   std::vector<LogDirUsage> LogDirUsages() override;
   absl::StatusOr<std::string> PartitionLogDir(
       const TopicPartition& tp) override;
+  absl::StatusOr<ReplicaDescription> DescribeReplica(
+      const TopicPartition& tp) override;
   absl::StatusOr<std::string> MovePartitionToLogDir(
       const TopicPartition& tp, absl::string_view log_dir) override;
   absl::StatusOr<std::optional<TopicConfigOverrides>> GetTopicConfig(

@@ -1364,6 +1364,34 @@ TEST_P(EngineConformanceTest, PartitionStatsCountThatPartitionOnly) {
   EXPECT_EQ(others.read_calls, 0u);
 }
 
+// DescribeLogDirs reports every replica on a dir, led here or not.
+TEST_P(EngineConformanceTest, DescribeReplicaNeedsNoLeadership) {
+  const TopicPartition tp = Orders();
+  Lead(tp);
+  ASSERT_FALSE(HasFatalFailure());
+  const std::string batch = Batch(2);
+  for (int i = 0; i < 3; ++i) MustAppend(tp, batch);  // 0..5
+  ASSERT_THAT(engine().DeleteRecords(tp, 2), IsOkAndHolds(2));
+  ASSERT_OK_AND_ASSIGN(ReplicaDescription led, engine().DescribeReplica(tp));
+  EXPECT_TRUE(led.taken_over);
+  EXPECT_EQ(led.log_dir, "default");
+  EXPECT_EQ(led.log_start_offset, 2);
+  EXPECT_EQ(led.log_end_offset, 6);
+  ASSERT_OK_AND_ASSIGN(uint64_t size, engine().PartitionSize(tp));
+  EXPECT_EQ(led.size_bytes, size);
+
+  ASSERT_OK(engine().Relinquish(tp));
+  ASSERT_OK_AND_ASSIGN(ReplicaDescription idle, engine().DescribeReplica(tp));
+  EXPECT_FALSE(idle.taken_over);
+  EXPECT_EQ(idle.log_dir, "default");
+  EXPECT_EQ(idle.log_start_offset, 2);
+  EXPECT_EQ(idle.log_end_offset, 6);
+  EXPECT_EQ(idle.size_bytes, size);
+  EXPECT_THAT(engine().LedPartitions(), IsEmpty()) << "described, not led";
+  EXPECT_THAT(engine().DescribeReplica(Orders(7)),
+              HasStorageError(StorageErrorCode::kUnknownTopicOrPartition));
+}
+
 TEST_P(EngineConformanceTest, LogDirsStartWithTheDefaultDir) {
   const std::vector<placement::LogDirInfo> dirs = engine().LogDirs();
   ASSERT_FALSE(dirs.empty());

@@ -238,6 +238,18 @@ std::optional<int64_t> MemoryEngine::PartitionEpoch(const TopicPartition& tp) {
   return (*partition)->LedEpoch();
 }
 
+absl::StatusOr<ReplicaDescription> MemoryEngine::DescribeReplica(
+    const TopicPartition& tp) {
+  absl::StatusOr<PartitionPtr> partition = Find(tp);
+  if (!partition.ok()) {
+    return StorageError(StorageErrorCode::kUnknownTopicOrPartition,
+                        absl::StrCat(tp.ToString(), " has no data here"));
+  }
+  ReplicaDescription out = (*partition)->Describe();
+  out.log_dir = std::string(placement::kDefaultLogDirName);
+  return out;
+}
+
 absl::StatusOr<PartitionStats> MemoryEngine::PartitionStatsOf(
     const TopicPartition& tp) {
   KAAS_ASSIGN_OR_RETURN(PartitionPtr partition, Find(tp));

@@ -171,6 +171,8 @@ class MemoryEngine final : public StorageEngine {
   std::vector<LogDirUsage> LogDirUsages() override;
   absl::StatusOr<std::string> PartitionLogDir(
       const TopicPartition& tp) override;
+  absl::StatusOr<ReplicaDescription> DescribeReplica(
+      const TopicPartition& tp) override;
   absl::StatusOr<std::string> MovePartitionToLogDir(
       const TopicPartition& tp, absl::string_view log_dir) override;
   absl::StatusOr<std::optional<TopicConfigOverrides>> GetTopicConfig(

@@ -444,6 +444,16 @@ absl::StatusOr<OffsetAndTimestamp> MemoryPartition::OffsetForTimestamp(
   return OffsetAndTimestamp{};
 }
 
+ReplicaDescription MemoryPartition::Describe() const {
+  absl::ReaderMutexLock lock(&mu_);
+  ReplicaDescription out;
+  out.size_bytes = size_bytes_;
+  out.log_start_offset = log_start_;
+  out.log_end_offset = next_offset_;
+  out.taken_over = state_ == State::kLeading;
+  return out;
+}
+
 PartitionStats MemoryPartition::Stats() const {
   PartitionStats out;
   auto load = [](const std::atomic<uint64_t>& counter) {

@@ -85,6 +85,8 @@ class MemoryPartition {
   absl::StatusOr<int64_t> LogStartOffset() const;
   absl::StatusOr<int64_t> LastStableOffset() const;
   absl::StatusOr<uint64_t> SizeBytes() const;
+  // Led or not (data survives Relinquish here).
+  ReplicaDescription Describe() const;
   absl::StatusOr<std::vector<AbortedTransaction>> AbortedTransactions(
       int64_t start, int64_t end) const;
   absl::StatusOr<OffsetAndTimestamp> OffsetForTimestamp(

@@ -289,6 +289,15 @@ class StorageEngine {
   virtual absl::StatusOr<std::string> PartitionLogDir(
       const TopicPartition& tp) = 0;
 
+  // Where the partition's replica lives and how big it is, whether taken
+  // over here or not: a broker's DescribeLogDirs. A partition not taken
+  // over is described from its directory listing and metadata files only
+  // (nothing is recovered, no segment is opened, no descriptor kept).
+  // Blocking for one not taken over. Errors: kUnknownTopicOrPartition (no
+  // data of it here), kMigrating, kStaleTopicDir, kStorageError.
+  virtual absl::StatusOr<ReplicaDescription> DescribeReplica(
+      const TopicPartition& tp) = 0;
+
   // Moves the partition's files to `log_dir` (Kafka AlterReplicaLogDirs).
   // The partition is fenced (kMigrating) until the copy is durable, the
   // switch is made and the source is reclaimed; a crash at any step leaves

@@ -244,6 +244,15 @@ class Partition : public std::enable_shared_from_this<Partition> {
   // engine's.
   absl::Status SetHighWatermark(int64_t offset);
 
+  // A partition not opened (by this or any engine): the bytes of its
+  // segment files, and its log start and durable end as its manifest and
+  // recovery checkpoint record them. Lists, stats and reads those two files
+  // only: no lock, no recovery, no descriptor kept. Unreadable metadata
+  // leaves the offsets 0. Errors: kStorageError (the directory cannot be
+  // listed).
+  static absl::StatusOr<ReplicaDescription> DescribeUnopened(
+      fs::FileSystem& fs, const std::string& dir);
+
   // This partition's counters since it was opened (thread-safe,
   // lock-free but for the stall flag).
   PartitionStats Stats() const;
