@@ -1,8 +1,13 @@
 // A follower's partition across crashes (simulated power loss through the
 // fault-injecting filesystem): the epoch history it learns from replicated
 // batches survives, and a truncation is all or nothing.
+#include <algorithm>
 #include <cstdint>
+#include <map>
+#include <optional>
+#include <random>
 #include <string>
+#include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -15,6 +20,7 @@
 namespace kaas::partition {
 namespace {
 
+using ::kaas::test::ControlBatch;
 using ::kaas::test::OverwriteBigEndian32;
 using ::kaas::test::OverwriteBigEndian64;
 
@@ -154,6 +160,211 @@ TEST_F(FollowerTest, ATruncationWhoseIntentFailedLeavesTheLogWhole) {
   EXPECT_EQ(partition->LogEndOffset(), 20);
   EXPECT_EQ(ReadAll(*partition, 0), whole);
 }
+
+// ---- Truncation under power loss, against a model ---------------------------
+
+// What the leader replicated, batch by batch: enough to say what a prefix of
+// the log must leave in the epoch history, the producer state and the
+// aborted-transaction index.
+struct ModelBatch {
+  int64_t base_offset = 0;
+  int64_t last_offset = 0;
+  int32_t leader_epoch = 0;
+  int64_t producer_id = -1;  // -1: not a producer's
+  int32_t last_sequence = -1;
+  bool transactional = false;
+  std::optional<ControlType> marker;
+};
+
+struct ModelState {
+  std::map<int32_t, int64_t> epoch_starts;   // epoch -> first offset
+  std::map<int64_t, int32_t> last_sequence;  // producer -> last sequence
+  std::map<int64_t, int64_t> open_since;     // producer -> txn first offset
+  std::vector<AbortedTransaction> aborted;
+};
+
+ModelState ModelOf(const std::vector<ModelBatch>& log, int64_t end) {
+  ModelState state;
+  for (const ModelBatch& batch : log) {
+    if (batch.base_offset >= end) break;
+    if (state.epoch_starts.empty() ||
+        state.epoch_starts.rbegin()->first < batch.leader_epoch) {
+      state.epoch_starts[batch.leader_epoch] = batch.base_offset;
+    }
+    if (batch.producer_id < 0) continue;
+    if (batch.marker.has_value()) {
+      auto open = state.open_since.find(batch.producer_id);
+      if (open != state.open_since.end()) {
+        if (*batch.marker == ControlType::kAbort) {
+          state.aborted.push_back(
+              {batch.producer_id, open->second, batch.base_offset});
+        }
+        state.open_since.erase(open);
+      }
+      continue;
+    }
+    state.last_sequence[batch.producer_id] = batch.last_sequence;
+    if (batch.transactional) {
+      state.open_since.try_emplace(batch.producer_id, batch.base_offset);
+    }
+  }
+  // The index answers in first-offset order.
+  std::sort(state.aborted.begin(), state.aborted.end(),
+            [](const AbortedTransaction& a, const AbortedTransaction& b) {
+              return a.first_offset < b.first_offset;
+            });
+  return state;
+}
+
+class TruncationCrashTest : public FollowerTest,
+                            public ::testing::WithParamInterface<int> {};
+
+// Replicates a random log (epochs, idempotent and transactional producers,
+// markers), then truncates at a random offset while the "machine" dies at a
+// random filesystem operation of the truncation (every later operation
+// fails, then power is lost). The reopened log is the whole one or the cut
+// one, byte for byte, and its epochs, producer state and aborted ranges are
+// the model's for that prefix; the fetcher then continues from its end.
+TEST_P(TruncationCrashTest, ATruncationIsAllOrNothingUnderPowerLoss) {
+  const int seed = GetParam();
+  std::mt19937_64 random(seed);
+  PartitionConfig config = SmallConfig();
+  config.segment_bytes = 2048;
+  config.checkpoint_interval_bytes = 512;
+  constexpr int64_t kFollowerEpoch = 9;
+  auto partition = OpenFollower(kFollowerEpoch, config);
+  ASSERT_NE(partition, nullptr);
+
+  std::vector<ModelBatch> log;
+  std::map<int64_t, int32_t> next_sequence;
+  std::map<int64_t, bool> in_txn;
+  int32_t epoch = 1;
+  int64_t end = 0;
+  for (int i = 0; i < 60; ++i) {
+    if (random() % 8 == 0 && epoch < kFollowerEpoch) ++epoch;
+    ModelBatch model;
+    model.base_offset = end;
+    model.leader_epoch = epoch;
+    std::string batch;
+    const int kind = static_cast<int>(random() % 6);
+    const int64_t producer = 1 + static_cast<int64_t>(random() % 2);
+    if (kind <= 1) {
+      batch = Batch(1 + static_cast<int>(random() % 3), 40);
+    } else if (kind <= 3 || !in_txn[producer]) {
+      const bool transactional = kind == 3 || (kind > 3 && random() % 2);
+      const int records = 1 + static_cast<int>(random() % 3);
+      batch = ProducerBatch(producer, 0, next_sequence[producer], records,
+                            transactional);
+      model.producer_id = producer;
+      model.last_sequence = next_sequence[producer] + records - 1;
+      model.transactional = transactional;
+      next_sequence[producer] += records;
+      if (transactional) in_txn[producer] = true;
+    } else {
+      const ControlType type =
+          random() % 2 ? ControlType::kAbort : ControlType::kCommit;
+      batch = ControlBatch(type, producer, 0, 0, 2000);
+      model.producer_id = producer;
+      model.marker = type;
+      in_txn[producer] = false;
+    }
+    batch = Stored(std::move(batch), end, epoch);
+    absl::StatusOr<RecordBatchView> view = RecordBatchView::Parse(batch);
+    ASSERT_OK(view.status());
+    model.last_offset = view->last_offset();
+    absl::StatusOr<AppendResult> result =
+        partition->AppendAsFollower(batch, kFollowerEpoch, Acks::kAll);
+    ASSERT_OK(result.status());
+    ASSERT_OK(result->durable.Wait());
+    log.push_back(model);
+    end = model.last_offset + 1;
+  }
+  const std::string whole = ReadAll(*partition, 0);
+  const int64_t target = static_cast<int64_t>(random() % (end + 1));
+  int64_t cut = end;  // the whole batch holding `target` goes
+  for (const ModelBatch& batch : log) {
+    if (batch.last_offset >= target) {
+      cut = batch.base_offset;
+      break;
+    }
+  }
+
+  // The machine dies at the k-th filesystem operation of the truncation.
+  const int64_t before = fs().Count(test::FsOp::kAny);
+  {
+    test::Fault fault(test::FsOp::kAny, EIO);
+    fault.skip = static_cast<int>(random() % 24);
+    fault.count = test::Fault::kForever;
+    fs().InjectFault(fault);
+  }
+  absl::StatusOr<int64_t> prepared =
+      partition->PrepareTruncation(target, false);
+  const bool finished = prepared.ok();
+  test::CrashOptions crash;
+  crash.tail =
+      seed % 2 ? test::UnsyncedTail::kKeepAll : test::UnsyncedTail::kDrop;
+  fs().Crash(crash);
+  fs().ClearFaults();
+  partition->Abandon();
+  partition.reset();
+  SCOPED_TRACE(::testing::Message()
+               << "seed " << seed << ": truncate to " << target << " (cut "
+               << cut << ") of [0, " << end << "), "
+               << fs().Count(test::FsOp::kAny) - before
+               << " operations before the crash, prepared: "
+               << (finished ? "yes" : prepared.status().ToString()));
+  partition = OpenFollower(kFollowerEpoch, config);
+  ASSERT_NE(partition, nullptr);
+  const int64_t recovered = partition->LogEndOffset();
+  if (finished) {
+    ASSERT_EQ(recovered, cut) << "the intent was durable";
+  } else {
+    ASSERT_TRUE(recovered == cut || recovered == end) << recovered;
+  }
+  const std::string kept = ReadAll(*partition, 0);
+  ASSERT_EQ(kept, whole.substr(0, kept.size())) << "a prefix, byte for byte";
+
+  const ModelState model = ModelOf(log, recovered);
+  for (auto it = model.epoch_starts.begin(); it != model.epoch_starts.end();
+       ++it) {
+    auto next = std::next(it);
+    const int64_t epoch_end =
+        next == model.epoch_starts.end() ? recovered : next->second;
+    EpochEndOffset answer = partition->OffsetForLeaderEpoch(it->first);
+    EXPECT_EQ(answer.leader_epoch, it->first);
+    EXPECT_EQ(answer.end_offset, epoch_end) << "epoch " << it->first;
+  }
+  if (!model.epoch_starts.empty()) {
+    EXPECT_EQ(partition->OffsetForLeaderEpoch(kFollowerEpoch).leader_epoch,
+              model.epoch_starts.rbegin()->first == kFollowerEpoch
+                  ? kFollowerEpoch
+                  : -1)
+        << "no epoch past the log";
+  }
+  ASSERT_OK_AND_ASSIGN(std::vector<ProducerDescription> producers,
+                       partition->DescribeProducers());
+  std::map<int64_t, int32_t> sequences;
+  std::map<int64_t, int64_t> open_since;
+  for (const ProducerDescription& producer : producers) {
+    sequences[producer.producer_id] = producer.last_sequence;
+    if (producer.current_txn_start_offset >= 0) {
+      open_since[producer.producer_id] = producer.current_txn_start_offset;
+    }
+  }
+  EXPECT_EQ(sequences, model.last_sequence);
+  EXPECT_EQ(open_since, model.open_since);
+  EXPECT_EQ(partition->AbortedTransactions(0, recovered + 1), model.aborted);
+
+  // The fetcher continues from the recovered end.
+  const int64_t next_base = recovered;
+  ASSERT_OK(partition
+                ->AppendAsFollower(Stored(Batch(1), next_base, kFollowerEpoch),
+                                   kFollowerEpoch, Acks::kAll)
+                .status());
+  EXPECT_EQ(partition->LogEndOffset(), next_base + 1);
+}
+
+INSTANTIATE_TEST_SUITE_P(Seeds, TruncationCrashTest, ::testing::Range(0, 40));
 
 }  // namespace
 }  // namespace kaas::partition
