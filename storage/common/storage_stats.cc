@@ -54,6 +54,31 @@ absl::Duration LatencyHistogram::Snapshot::Quantile(double q) const {
   return BucketBound(kBuckets - 1);
 }
 
+PartitionStats PartitionStatsOf(const StorageStats& counters,
+                                const LatencyHistogram& ack_latency,
+                                bool stalled) {
+  PartitionStats out;
+  auto load = [](const std::atomic<uint64_t>& counter) {
+    return counter.load(std::memory_order_relaxed);
+  };
+  out.appended_batches = load(counters.appended_batches);
+  out.appended_records = load(counters.appended_records);
+  out.appended_bytes = load(counters.appended_bytes);
+  out.duplicate_batches = load(counters.duplicate_batches);
+  out.rejected_batches = load(counters.rejected_batches);
+  out.read_calls = load(counters.read_calls);
+  out.read_bytes = load(counters.read_bytes);
+  out.fsyncs = load(counters.fsyncs);
+  out.fsync_failures = load(counters.fsync_failures);
+  out.stalls = load(counters.stalls);
+  out.segments_rolled = load(counters.segments_rolled);
+  out.append_latency = counters.append_latency.Take();
+  out.ack_latency = ack_latency.Take();
+  out.fsync_latency = counters.fsync_latency.Take();
+  out.stalled = stalled;
+  return out;
+}
+
 std::string StorageStats::DebugString() const {
   auto load = [](const std::atomic<uint64_t>& v) {
     return v.load(std::memory_order_relaxed);

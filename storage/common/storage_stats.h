@@ -118,6 +118,12 @@ struct PartitionStats {
   bool stalled = false;
 };
 
+// A partition's counters kept as a StorageStats of its own (only the fields
+// PartitionStats reports are read) and its ack latency.
+PartitionStats PartitionStatsOf(const StorageStats& counters,
+                                const LatencyHistogram& ack_latency,
+                                bool stalled);
+
 }  // namespace kaas
 
 #endif  // KAAS_STORAGE_COMMON_STORAGE_STATS_H_

@@ -455,20 +455,7 @@ ReplicaDescription MemoryPartition::Describe() const {
 }
 
 PartitionStats MemoryPartition::Stats() const {
-  PartitionStats out;
-  auto load = [](const std::atomic<uint64_t>& counter) {
-    return counter.load(std::memory_order_relaxed);
-  };
-  out.appended_batches = load(own_stats_.appended_batches);
-  out.appended_records = load(own_stats_.appended_records);
-  out.appended_bytes = load(own_stats_.appended_bytes);
-  out.duplicate_batches = load(own_stats_.duplicate_batches);
-  out.rejected_batches = load(own_stats_.rejected_batches);
-  out.read_calls = load(own_stats_.read_calls);
-  out.read_bytes = load(own_stats_.read_bytes);
-  out.append_latency = own_stats_.append_latency.Take();
-  out.ack_latency = ack_latency_.Take();
-  return out;
+  return PartitionStatsOf(own_stats_, ack_latency_, false);
 }
 
 absl::StatusOr<std::vector<ProducerDescription>>

@@ -302,26 +302,8 @@ void Partition::Abandon() {
 }
 
 PartitionStats Partition::Stats() const {
-  PartitionStats out;
-  auto load = [](const std::atomic<uint64_t>& counter) {
-    return counter.load(std::memory_order_relaxed);
-  };
-  out.appended_batches = load(own_stats_.appended_batches);
-  out.appended_records = load(own_stats_.appended_records);
-  out.appended_bytes = load(own_stats_.appended_bytes);
-  out.duplicate_batches = load(own_stats_.duplicate_batches);
-  out.rejected_batches = load(own_stats_.rejected_batches);
-  out.read_calls = load(own_stats_.read_calls);
-  out.read_bytes = load(own_stats_.read_bytes);
-  out.fsyncs = load(own_stats_.fsyncs);
-  out.fsync_failures = load(own_stats_.fsync_failures);
-  out.stalls = load(own_stats_.stalls);
-  out.segments_rolled = load(own_stats_.segments_rolled);
-  out.append_latency = own_stats_.append_latency.Take();
-  out.ack_latency = ack_latency_.Take();
-  out.fsync_latency = own_stats_.fsync_latency.Take();
-  out.stalled = stalled_.load(std::memory_order_relaxed);
-  return out;
+  return PartitionStatsOf(own_stats_, ack_latency_,
+                          stalled_.load(std::memory_order_relaxed));
 }
 
 absl::StatusOr<std::vector<ProducerDescription>> Partition::DescribeProducers()
