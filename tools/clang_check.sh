@@ -17,16 +17,23 @@ fi
 
 output_base="${KAAS_CLANG_OUTPUT_BASE:-${HOME}/.cache/kaas-storage-clang}"
 log="$(mktemp)"
-# Bazel skips its convenience symlinks (bazel-<workspace>, bazel-bin...) when
-# they point into its own output base, but not the default output base's
-# when building with this one: leave every top-level bazel-* link out.
-excluded=()
-for link in bazel-*; do
-  [[ -L "${link}" ]] && ! grep -qx "${link}" .bazelignore &&
-    excluded+=("-//${link}/...")
-done
-bazel --output_base="${output_base}" build --config=clang -k -- //... \
-  "${excluded[@]}" >"${log}" 2>&1
+# The targets are listed first: //... walks into the convenience symlink
+# bazel-<workspace> (named after the checkout's directory, so .bazelignore
+# cannot name it), whose external repositories do not load. --keep_going
+# lists every loadable target; what lies under a bazel-* link is dropped.
+# Manual targets are the layering probes, which must not build.
+targets="$(mktemp)"
+bazel query --keep_going \
+  'kind(rule, //...) except attr(tags, "manual", //...)' 2>"${log}" |
+  grep -v '^//bazel-' >"${targets}"
+if ! grep -q '^//' "${targets}"; then
+  tail -n 20 "${log}"
+  echo "clang: FAIL no targets found"
+  rm -f "${log}" "${targets}"
+  exit 1
+fi
+bazel --output_base="${output_base}" build --config=clang -k \
+  --target_pattern_file="${targets}" >"${log}" 2>&1
 rc=$?
 bazel --output_base="${output_base}" shutdown >/dev/null 2>&1
 if [[ ${rc} -eq 0 ]]; then
@@ -35,5 +42,5 @@ else
   grep -E 'error:|ERROR:' "${log}" | sort -u | head -n 60
   echo "clang: FAIL thread-safety analysis or layering_check (see above)"
 fi
-rm -f "${log}"
+rm -f "${log}" "${targets}"
 exit "${rc}"
