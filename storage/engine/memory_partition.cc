@@ -310,21 +310,10 @@ absl::StatusOr<int64_t> MemoryPartition::Truncate(
 absl::Status MemoryPartition::SetHighWatermark(int64_t offset) {
   absl::MutexLock lock(&mu_);
   if (state_ != State::kLeading) return NotLedLocked();
-  if (!config_.broker_managed_high_watermark) {
-    return StorageError(
-        StorageErrorCode::kInvalidRequest,
-        absl::StrCat(
-            name_,
-            ": its high watermark is the engine's (the engine config's "
-            "broker_managed_high_watermark is off)"));
-  }
-  if (offset < 0) {
-    return StorageError(
-        StorageErrorCode::kInvalidRequest,
-        absl::StrCat(name_, ": high watermark ", offset, " is negative"));
-  }
-  broker_high_watermark_ =
-      std::max(broker_high_watermark_, std::min(offset, next_offset_));
+  KAAS_ASSIGN_OR_RETURN(broker_high_watermark_,
+                        partition::AdvanceBrokerHighWatermark(
+                            name_, config_.broker_managed_high_watermark,
+                            broker_high_watermark_, offset, next_offset_));
   return absl::OkStatus();
 }
 
@@ -493,17 +482,7 @@ absl::Status MemoryPartition::NotLedLocked() const {
 absl::Status MemoryPartition::CheckWritableLocked(int64_t leader_epoch,
                                                   Role role) const {
   if (state_ != State::kLeading) return NotLedLocked();
-  if (role_ != role) {
-    return StorageError(
-        StorageErrorCode::kNotLeader,
-        role_ == Role::kFollower
-            ? absl::StrCat(name_,
-                           ": a follower here (its appends come from "
-                           "the leader: AppendAsFollower)")
-            : absl::StrCat(name_,
-                           ": led here as leader (a follower's append "
-                           "is refused)"));
-  }
+  KAAS_RETURN_IF_ERROR(partition::CheckRole(name_, role_, role));
   if (leader_epoch < leader_epoch_) {
     return StorageError(
         StorageErrorCode::kNotLeader,

@@ -1,5 +1,6 @@
 #include "storage/partition/batch_state.h"
 
+#include <algorithm>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -78,6 +79,39 @@ absl::Status VerdictToStatus(const idempotence::Verdict& verdict) {
       return absl::OkStatus();
   }
   return absl::OkStatus();
+}
+
+absl::Status CheckRole(absl::string_view partition, Role actual, Role wanted) {
+  if (actual == wanted) return absl::OkStatus();
+  return StorageError(
+      StorageErrorCode::kNotLeader,
+      actual == Role::kFollower
+          ? absl::StrCat(partition,
+                         ": a follower here (its appends come from the "
+                         "leader: AppendAsFollower)")
+          : absl::StrCat(partition,
+                         ": led here as leader (a follower's append is "
+                         "refused)"));
+}
+
+absl::StatusOr<int64_t> AdvanceBrokerHighWatermark(absl::string_view partition,
+                                                   bool broker_managed,
+                                                   int64_t current,
+                                                   int64_t offset,
+                                                   int64_t log_end) {
+  if (!broker_managed) {
+    return StorageError(
+        StorageErrorCode::kInvalidRequest,
+        absl::StrCat(partition,
+                     ": its high watermark is the engine's (the engine "
+                     "config's broker_managed_high_watermark is off)"));
+  }
+  if (offset < 0) {
+    return StorageError(
+        StorageErrorCode::kInvalidRequest,
+        absl::StrCat(partition, ": high watermark ", offset, " is negative"));
+  }
+  return std::max(current, std::min(offset, log_end));
 }
 
 std::vector<ProducerDescription> DescribeProducerState(

@@ -100,6 +100,18 @@ absl::Status CheckAppendable(const RecordBatchView& batch,
 // kInvalidProducerEpoch, kInvalidRecord); OK for accepting ones.
 absl::Status VerdictToStatus(const idempotence::Verdict& verdict);
 
+// kNotLeader naming `partition` unless it is taken over in `wanted` role.
+absl::Status CheckRole(absl::string_view partition, Role actual, Role wanted);
+
+// SetHighWatermark's rule: the broker's high watermark after it asks for
+// `offset` (never backwards, clamped to `log_end`). kInvalidRequest when the
+// engine manages it or `offset` is negative.
+absl::StatusOr<int64_t> AdvanceBrokerHighWatermark(absl::string_view partition,
+                                                   bool broker_managed,
+                                                   int64_t current,
+                                                   int64_t offset,
+                                                   int64_t log_end);
+
 // DescribeProducers' answer from a partition's state, by producer id.
 std::vector<ProducerDescription> DescribeProducerState(
     const idempotence::ProducerStateMap& producers, const txn::TxnIndex& txns);

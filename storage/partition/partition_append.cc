@@ -39,17 +39,7 @@ absl::Status Partition::CheckWritableLocked(int64_t leader_epoch,
         StorageErrorCode::kNotLeader,
         absl::StrCat(dir_, ": not led here yet (take it over first)"));
   }
-  if (role_ != role) {
-    return StorageError(
-        StorageErrorCode::kNotLeader,
-        role_ == Role::kFollower
-            ? absl::StrCat(dir_,
-                           ": a follower here (its appends come from "
-                           "the leader: AppendAsFollower)")
-            : absl::StrCat(dir_,
-                           ": led here as leader (a follower's append "
-                           "is refused)"));
-  }
+  KAAS_RETURN_IF_ERROR(CheckRole(dir_, role_, role));
   if (stalled_.load(std::memory_order_relaxed)) return stall_status_;
   if (leader_epoch < leader_epoch_) {
     return StorageError(

@@ -328,21 +328,10 @@ absl::Status Partition::SetHighWatermark(int64_t offset) {
     return StorageError(StorageErrorCode::kNotLeader,
                         absl::StrCat(dir_, ": not taken over here"));
   }
-  if (!config_.broker_managed_high_watermark) {
-    return StorageError(
-        StorageErrorCode::kInvalidRequest,
-        absl::StrCat(
-            dir_,
-            ": its high watermark is the engine's (the engine config's "
-            "broker_managed_high_watermark is off)"));
-  }
-  if (offset < 0) {
-    return StorageError(
-        StorageErrorCode::kInvalidRequest,
-        absl::StrCat(dir_, ": high watermark ", offset, " is negative"));
-  }
-  broker_high_watermark_ =
-      std::max(broker_high_watermark_, std::min(offset, next_offset_));
+  KAAS_ASSIGN_OR_RETURN(
+      broker_high_watermark_,
+      AdvanceBrokerHighWatermark(dir_, config_.broker_managed_high_watermark,
+                                 broker_high_watermark_, offset, next_offset_));
   PublishOffsetsLocked();
   return absl::OkStatus();
 }
