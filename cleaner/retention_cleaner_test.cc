@@ -11,6 +11,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
@@ -67,11 +68,15 @@ class RetentionCleanerTest : public DiskEngineTest {
     return engine.ok() ? *std::move(engine) : nullptr;
   }
 
+  int next_key_ = 0;
+
   // A batch of one record whose timestamp is `age` before the clock's now.
   std::string BatchAged(absl::Duration age) {
     test::BatchBuilder builder;
+    // Keyed: compacted topics refuse records without a key.
     builder.BaseTimestamp(absl::ToUnixMillis(clock().Now() - age))
-        .AddRandomRecords(1, kValueBytes);
+        .AddRecord(absl::StrCat("key-", next_key_++),
+                   std::string(kValueBytes, 'v'));
     return builder.Build();
   }
 

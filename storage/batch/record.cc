@@ -103,4 +103,35 @@ absl::Status ConsumeRecord(absl::string_view* input, Record* record) {
   return absl::OkStatus();
 }
 
+namespace {
+
+void AppendBytes(const absl::optional<absl::string_view>& bytes,
+                 std::string* out) {
+  if (!bytes.has_value()) {
+    AppendVarint(-1, out);
+    return;
+  }
+  AppendVarint(static_cast<int32_t>(bytes->size()), out);
+  out->append(bytes->data(), bytes->size());
+}
+
+}  // namespace
+
+void AppendRecord(const Record& record, int64_t timestamp_delta,
+                  std::string* out) {
+  std::string body;
+  body.push_back(static_cast<char>(record.attributes));
+  AppendVarlong(timestamp_delta, &body);
+  AppendVarint(record.offset_delta, &body);
+  AppendBytes(record.key, &body);
+  AppendBytes(record.value, &body);
+  AppendVarint(static_cast<int32_t>(record.headers.size()), &body);
+  for (const RecordHeader& header : record.headers) {
+    AppendBytes(header.key, &body);
+    AppendBytes(header.value, &body);
+  }
+  AppendVarint(static_cast<int32_t>(body.size()), out);
+  out->append(body);
+}
+
 }  // namespace kaas

@@ -15,8 +15,9 @@
 //   headers            headerKeyLength varint (>= 0), headerKey bytes,
 //                      headerValueLength varint (-1 for null), value bytes
 //
-// The engine never decodes records ("byte opacity"); this is for control
-// markers (RecordBatchView::control_type), `kaaslog dump --records` and
+// The engine never decodes records on the append path ("byte opacity");
+// this is for control markers (RecordBatchView::control_type), compaction
+// (which re-encodes the records it keeps), `kaaslog dump --records` and
 // tests. To walk a whole batch use storage/batch/records.h.
 //
 // Thread-safety: pure functions; a Record is a value.
@@ -25,6 +26,7 @@
 #define KAAS_STORAGE_BATCH_RECORD_H_
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -60,6 +62,12 @@ struct Record {
 //   "record length 40 but its fields end after 38 bytes"
 // On error `*input` and `*record` are in an unspecified state.
 absl::Status ConsumeRecord(absl::string_view* input, Record* record);
+
+// Appends the v2 encoding of `record` (length prefix included) to `*out`,
+// with its offset_delta and attributes and the given timestamp delta (a
+// rewritten batch may move its base timestamp). ConsumeRecord reads it back.
+void AppendRecord(const Record& record, int64_t timestamp_delta,
+                  std::string* out);
 
 }  // namespace kaas
 

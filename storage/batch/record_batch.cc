@@ -131,6 +131,16 @@ absl::StatusOr<RecordBatchView> RecordBatchView::ParseHeader(
 
 absl::StatusOr<RecordBatchView> RecordBatchView::Parse(
     absl::string_view bytes) {
+  return ParseChecked(bytes, /*stored=*/false);
+}
+
+absl::StatusOr<RecordBatchView> RecordBatchView::ParseStored(
+    absl::string_view bytes) {
+  return ParseChecked(bytes, /*stored=*/true);
+}
+
+absl::StatusOr<RecordBatchView> RecordBatchView::ParseChecked(
+    absl::string_view bytes, bool stored) {
   KAAS_ASSIGN_OR_RETURN(const RecordBatchView view, ParseHeader(bytes));
   const uint32_t computed = view.ComputeCrc();
   if (computed != view.crc()) {
@@ -145,13 +155,14 @@ absl::StatusOr<RecordBatchView> RecordBatchView::Parse(
     return InvalidRecord(
         absl::StrCat("invalid lastOffsetDelta ", view.last_offset_delta()));
   }
-  if (view.record_count() <= 0) {
+  if (view.record_count() < (stored ? 0 : 1)) {
     return InvalidRecord(
         absl::StrCat("invalid recordCount ", view.record_count()));
   }
   // lastOffsetDelta >= 0 here, so the + 1 cannot overflow when compared as
   // int64.
-  if (view.record_count() != int64_t{view.last_offset_delta()} + 1) {
+  if (stored ? view.record_count() > int64_t{view.last_offset_delta()} + 1
+             : view.record_count() != int64_t{view.last_offset_delta()} + 1) {
     return InvalidRecord(absl::StrCat("recordCount ", view.record_count(),
                                       " does not match lastOffsetDelta ",
                                       view.last_offset_delta()));
@@ -161,7 +172,8 @@ absl::StatusOr<RecordBatchView> RecordBatchView::Parse(
         absl::StrCat("transactional batch without a producer id (producerId ",
                      view.producer_id(), ")"));
   }
-  if (view.is_control() && view.record_count() != 1) {
+  if (view.is_control() && view.record_count() != 1 &&
+      !(stored && view.record_count() == 0)) {
     return InvalidRecord(
         absl::StrCat("control batch with ", view.record_count(), " records"));
   }

@@ -186,6 +186,13 @@ class RecordBatchView {
   // belong to the idempotence layer.
   static absl::StatusOr<RecordBatchView> Parse(absl::string_view bytes);
 
+  // A batch as a log may store it, for a follower replicating a leader's
+  // log: Parse's checks, except that a compacted batch's recordCount may be
+  // anything from 0 to lastOffsetDelta + 1 (compaction removes records but
+  // keeps the offsets the batch covers; storage/batch/batch_rewrite.h), and
+  // a control batch holds at most one record.
+  static absl::StatusOr<RecordBatchView> ParseStored(absl::string_view bytes);
+
   // Header-only view for batches already accepted (reads, recovery scans):
   // the framing and magic checks of Parse, with the same errors. Does not
   // verify the CRC (see CrcMatches) or field values, so accessors may return
@@ -274,6 +281,9 @@ class RecordBatchView {
 
  private:
   explicit RecordBatchView(absl::string_view bytes) : bytes_(bytes) {}
+  // Parse (stored: ParseStored).
+  static absl::StatusOr<RecordBatchView> ParseChecked(absl::string_view bytes,
+                                                      bool stored);
 
   static int64_t WrappingAdd(int64_t a, int64_t b) {
     return static_cast<int64_t>(static_cast<uint64_t>(a) +

@@ -172,6 +172,66 @@ struct LogStartAdvance {
   uint64_t bytes_deleted = 0;
 };
 
+// What compaction would work on in one partition (cleanup.policy=compact),
+// for the log cleaner to choose by (Kafka's LogCleanerManager). The
+// cleanable part of the log is its closed segments up to the first one that
+// holds an offset at or past the last stable offset or the high watermark,
+// or a record newer than min.compaction.lag.ms, or that is not yet durable;
+// of it, the part from the cleaner offset on is dirty.
+struct CompactionView {
+  // cleanup.policy contains "compact"; nothing below is filled otherwise.
+  bool compact = false;
+  // Where the next pass starts reading keys (the log start if the stored
+  // one lies outside the log).
+  int64_t cleaner_offset = 0;
+  // Where the cleanable part ends (exclusive).
+  int64_t cleanable_end = 0;
+  uint64_t clean_bytes = 0;
+  uint64_t dirty_bytes = 0;
+  // The first dirty batch's maxTimestamp (-1: none or unknown), for
+  // max.compaction.lag.ms.
+  int64_t first_dirty_timestamp = -1;
+  // A delete horizon the last pass stamped has passed: a pass would remove
+  // tombstones or markers even though nothing is dirty.
+  bool delete_horizon_due = false;
+  // The partition's config values that decide.
+  double min_cleanable_dirty_ratio = 0.5;
+  int64_t max_compaction_lag_ms = 0;
+
+  double dirty_ratio() const {
+    const uint64_t total = clean_bytes + dirty_bytes;
+    return total == 0 ? 0.0 : static_cast<double>(dirty_bytes) / total;
+  }
+};
+
+// What one compaction pass did.
+struct CompactionReport {
+  // The keys read covered [dirty_start, map_end); the cleaner offset is now
+  // map_end. A pass that finds nothing dirty leaves both equal.
+  int64_t dirty_start = 0;
+  int64_t map_end = 0;
+  // Keys the offset map held.
+  int64_t keys = 0;
+  // Segments rewritten (groups swapped in) and how many they replaced.
+  int64_t segments_replaced = 0;
+  int64_t segments_written = 0;
+  uint64_t bytes_before = 0;
+  uint64_t bytes_after = 0;
+  // Bytes read from the log (both walks).
+  uint64_t bytes_read = 0;
+  int64_t batches_read = 0;
+  int64_t batches_removed = 0;
+  int64_t batches_rewritten = 0;
+  int64_t records_read = 0;
+  int64_t records_removed = 0;
+  int64_t tombstones_removed = 0;
+  int64_t markers_removed = 0;
+  int64_t null_key_records_removed = 0;
+  // False if the pass stopped early (stop request, a group given up because
+  // retention or DeleteRecords removed its segments meanwhile).
+  bool complete = true;
+};
+
 // One segment, as the cleaner and stats see it.
 struct SegmentSummary {
   int64_t base_offset = 0;

@@ -35,6 +35,18 @@ absl::Status PartitionConfig::Validate() const {
   if (retention_ms.has_value() && *retention_ms < absl::ZeroDuration()) {
     return invalid("retention.ms must not be negative (use -1 for forever)");
   }
+  if (min_compaction_lag_ms < 0 || max_compaction_lag_ms < 1 ||
+      delete_retention_ms < 0) {
+    return invalid(absl::StrFormat(
+        "min.compaction.lag.ms %d, max.compaction.lag.ms %d, "
+        "delete.retention.ms %d: out of range (>= 0, >= 1, >= 0)",
+        min_compaction_lag_ms, max_compaction_lag_ms, delete_retention_ms));
+  }
+  if (!(min_cleanable_dirty_ratio >= 0 && min_cleanable_dirty_ratio <= 1)) {
+    return invalid(
+        absl::StrFormat("min.cleanable.dirty.ratio %g is not between 0 and 1",
+                        min_cleanable_dirty_ratio));
+  }
   return absl::OkStatus();
 }
 
@@ -49,6 +61,11 @@ bool operator==(const PartitionConfig& a, const PartitionConfig& b) {
          a.retention_ms == b.retention_ms &&
          a.retention_bytes == b.retention_bytes &&
          a.cleanup_delete == b.cleanup_delete &&
+         a.cleanup_compact == b.cleanup_compact &&
+         a.min_compaction_lag_ms == b.min_compaction_lag_ms &&
+         a.max_compaction_lag_ms == b.max_compaction_lag_ms &&
+         a.min_cleanable_dirty_ratio == b.min_cleanable_dirty_ratio &&
+         a.delete_retention_ms == b.delete_retention_ms &&
          a.validate_records == b.validate_records &&
          a.broker_managed_high_watermark == b.broker_managed_high_watermark;
 }

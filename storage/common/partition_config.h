@@ -11,6 +11,7 @@
 #define KAAS_STORAGE_COMMON_PARTITION_CONFIG_H_
 
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 
@@ -65,6 +66,25 @@ struct PartitionConfig {
   // Kafka cleanup.policy contains "delete" (compact-only topics are not
   // subject to delete retention).
   bool cleanup_delete = true;
+  // Kafka cleanup.policy contains "compact": the log cleaner keeps at least
+  // the latest record of every key (storage/partition/partition.h,
+  // Compact), and appends of records with a null key are refused
+  // (kInvalidRecord), control batches aside. Deciding that decodes the
+  // records of every batch on append (outside the partition lock), as
+  // validate_records does.
+  bool cleanup_compact = false;
+  // Kafka min.compaction.lag.ms: a segment whose newest record is younger
+  // than this is not compacted yet.
+  int64_t min_compaction_lag_ms = 0;
+  // Kafka max.compaction.lag.ms: a partition whose oldest uncompacted record
+  // is older than this is compacted whatever its dirty ratio.
+  int64_t max_compaction_lag_ms = std::numeric_limits<int64_t>::max();
+  // Kafka min.cleanable.dirty.ratio: compact when the uncompacted bytes are
+  // at least this share of the compactable ones.
+  double min_cleanable_dirty_ratio = 0.5;
+  // Kafka delete.retention.ms: how long compaction keeps a tombstone (and a
+  // marker of a fully removed transaction) after it first kept it.
+  int64_t delete_retention_ms = 86400000;
   // Decode and check every batch's records before accepting it, as Kafka's
   // broker does (storage/batch/records.h ValidateRecords): records that are
   // garbage behind a valid CRC, offsets out of sequence, codec bits on

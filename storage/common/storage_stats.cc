@@ -72,6 +72,10 @@ PartitionStats PartitionStatsOf(const StorageStats& counters,
   out.fsync_failures = load(counters.fsync_failures);
   out.stalls = load(counters.stalls);
   out.segments_rolled = load(counters.segments_rolled);
+  out.compaction_passes = load(counters.compaction_passes);
+  out.compaction_failures = load(counters.compaction_failures);
+  out.compaction_bytes_reclaimed = load(counters.compaction_bytes_reclaimed);
+  out.compaction_records_removed = load(counters.compaction_records_removed);
   out.append_latency = counters.append_latency.Take();
   out.ack_latency = ack_latency.Take();
   out.fsync_latency = counters.fsync_latency.Take();
@@ -110,6 +114,12 @@ std::string StorageStats::DebugString() const {
           load(segments_rolled), load(segments_deleted), load(bytes_deleted),
           load(retention_segments_by_time), load(retention_bytes_by_time),
           load(retention_segments_by_size), load(retention_bytes_by_size)),
+      absl::StrFormat("compaction: passes=%d failures=%d read=%dB "
+                      "reclaimed=%dB records_removed=%d\n",
+                      load(compaction_passes), load(compaction_failures),
+                      load(compaction_bytes_read),
+                      load(compaction_bytes_reclaimed),
+                      load(compaction_records_removed)),
       absl::StrFormat("recovery: opened=%d scanned=%dB truncated=%dB "
                       "quarantined=%d\n",
                       load(partitions_opened), load(recovery_scanned_bytes),

@@ -84,6 +84,14 @@ struct StorageStats {
   std::atomic<uint64_t> retention_segments_by_size{0};
   std::atomic<uint64_t> retention_bytes_by_size{0};
 
+  // Compaction (cleanup.policy=compact): passes run and failed, bytes read
+  // by them, bytes their swaps reclaimed, records they removed.
+  std::atomic<uint64_t> compaction_passes{0};
+  std::atomic<uint64_t> compaction_failures{0};
+  std::atomic<uint64_t> compaction_bytes_read{0};
+  std::atomic<uint64_t> compaction_bytes_reclaimed{0};
+  std::atomic<uint64_t> compaction_records_removed{0};
+
   // Recovery.
   std::atomic<uint64_t> partitions_opened{0};
   std::atomic<uint64_t> recovery_scanned_bytes{0};
@@ -111,6 +119,10 @@ struct PartitionStats {
   uint64_t fsync_failures = 0;
   uint64_t stalls = 0;
   uint64_t segments_rolled = 0;
+  uint64_t compaction_passes = 0;
+  uint64_t compaction_failures = 0;
+  uint64_t compaction_bytes_reclaimed = 0;
+  uint64_t compaction_records_removed = 0;
   LatencyHistogram::Snapshot append_latency;  // sampled, as StorageStats'
   LatencyHistogram::Snapshot ack_latency;
   LatencyHistogram::Snapshot fsync_latency;

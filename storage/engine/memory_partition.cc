@@ -111,12 +111,14 @@ absl::StatusOr<AppendResult> MemoryPartition::Append(absl::string_view bytes,
     return status;
   };
   bool validate_records;
+  bool require_keys;
   {
     absl::ReaderMutexLock lock(&mu_);
     validate_records = config_.validate_records;
+    require_keys = config_.cleanup_compact;
   }
   absl::StatusOr<RecordBatchView> parsed =
-      ParseForAppend(bytes, validate_records);
+      ParseForAppend(bytes, validate_records, require_keys);
   if (!parsed.ok()) return reject(parsed.status());
   const RecordBatchView& batch = *parsed;
   const int32_t delta = batch.last_offset_delta();

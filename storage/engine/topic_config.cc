@@ -52,8 +52,10 @@ constexpr IntegerRule kIntegerRules[] = {
      static_cast<int64_t>(kMaxSegmentBytes)},
     // Any value: <= 0 disables age-based rolls (ApplyTopicConfig).
     {"segmentMs", &TopicConfigOverrides::segment_ms, kNoMinimum, kNoMaximum},
-    // Stored and reported only: compaction does not exist yet.
     {"minCompactionLagMs", &TopicConfigOverrides::min_compaction_lag_ms, 0,
+     kNoMaximum},
+    // Kafka's minimum: a lag of 0 would make every partition due at once.
+    {"maxCompactionLagMs", &TopicConfigOverrides::max_compaction_lag_ms, 1,
      kNoMaximum},
     {"deleteRetentionMs", &TopicConfigOverrides::delete_retention_ms, 0,
      kNoMaximum},
@@ -113,6 +115,15 @@ absl::Status Validate(const TopicConfigOverrides& overrides,
     KAAS_RETURN_IF_ERROR(
         CheckCleanupPolicy(*overrides.cleanup_policy, file_name));
   }
+  // Written so that NaN fails too.
+  if (overrides.min_cleanable_dirty_ratio.has_value() &&
+      !(*overrides.min_cleanable_dirty_ratio >= 0 &&
+        *overrides.min_cleanable_dirty_ratio <= 1)) {
+    return TopicFileError(file_name,
+                          absl::StrCat("field minCleanableDirtyRatio: ",
+                                       *overrides.min_cleanable_dirty_ratio,
+                                       " is not between 0 and 1"));
+  }
   return absl::OkStatus();
 }
 
@@ -134,6 +145,10 @@ TopicConfigOverrides FromProto(const engine::TopicConfigFile& file) {
       OptionalIf(file.has_cleanup_policy(), file.cleanup_policy());
   overrides.min_compaction_lag_ms = OptionalIf(file.has_min_compaction_lag_ms(),
                                                file.min_compaction_lag_ms());
+  overrides.max_compaction_lag_ms = OptionalIf(file.has_max_compaction_lag_ms(),
+                                               file.max_compaction_lag_ms());
+  overrides.min_cleanable_dirty_ratio = OptionalIf(
+      file.has_min_cleanable_dirty_ratio(), file.min_cleanable_dirty_ratio());
   overrides.delete_retention_ms =
       OptionalIf(file.has_delete_retention_ms(), file.delete_retention_ms());
   overrides.flush_messages =
@@ -171,6 +186,12 @@ engine::TopicConfigFile ToProto(const TopicConfigOverrides& overrides) {
   if (overrides.validate_records) {
     file.set_validate_records(*overrides.validate_records);
   }
+  if (overrides.max_compaction_lag_ms) {
+    file.set_max_compaction_lag_ms(*overrides.max_compaction_lag_ms);
+  }
+  if (overrides.min_cleanable_dirty_ratio) {
+    file.set_min_cleanable_dirty_ratio(*overrides.min_cleanable_dirty_ratio);
+  }
   return file;
 }
 
@@ -181,7 +202,8 @@ bool operator==(const TopicConfigOverrides& a, const TopicConfigOverrides& b) {
     return std::tie(o.retention_ms, o.retention_bytes, o.segment_bytes,
                     o.segment_ms, o.cleanup_policy, o.min_compaction_lag_ms,
                     o.delete_retention_ms, o.flush_messages,
-                    o.max_message_bytes, o.validate_records);
+                    o.max_message_bytes, o.validate_records,
+                    o.max_compaction_lag_ms, o.min_cleanable_dirty_ratio);
   };
   return fields(a) == fields(b);
 }
@@ -212,6 +234,8 @@ std::string TopicConfigToJson(const TopicConfigOverrides& overrides) {
       json += JsonStringLiteral(reflection.GetString(file, &field));
     } else if (field.cpp_type() == pb::FieldDescriptor::CPPTYPE_BOOL) {
       json += reflection.GetBool(file, &field) ? "true" : "false";
+    } else if (field.cpp_type() == pb::FieldDescriptor::CPPTYPE_DOUBLE) {
+      absl::StrAppend(&json, reflection.GetDouble(file, &field));
     } else {
       absl::StrAppend(&json, reflection.GetInt64(file, &field));
     }
@@ -248,11 +272,23 @@ PartitionConfig ApplyTopicConfig(const PartitionConfig& engine_default,
             ? std::nullopt
             : std::optional(absl::Milliseconds(*overrides.segment_ms));
   }
-  // Only "delete" matters today: compaction does not exist, and
-  // minCompactionLagMs / deleteRetentionMs have no effect.
   if (overrides.cleanup_policy.has_value()) {
     config.cleanup_delete =
         absl::StrContains(*overrides.cleanup_policy, "delete");
+    config.cleanup_compact =
+        absl::StrContains(*overrides.cleanup_policy, "compact");
+  }
+  if (overrides.min_compaction_lag_ms.has_value()) {
+    config.min_compaction_lag_ms = *overrides.min_compaction_lag_ms;
+  }
+  if (overrides.max_compaction_lag_ms.has_value()) {
+    config.max_compaction_lag_ms = *overrides.max_compaction_lag_ms;
+  }
+  if (overrides.min_cleanable_dirty_ratio.has_value()) {
+    config.min_cleanable_dirty_ratio = *overrides.min_cleanable_dirty_ratio;
+  }
+  if (overrides.delete_retention_ms.has_value()) {
+    config.delete_retention_ms = *overrides.delete_retention_ms;
   }
   if (overrides.flush_messages.has_value()) {
     config.flush_interval_messages = *overrides.flush_messages;

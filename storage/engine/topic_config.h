@@ -17,8 +17,10 @@
 //   segmentMs          int64  [segment.ms]  > 0; <= 0 disables age rolls
 //   cleanupPolicy      string [cleanup.policy]  "delete", "compact",
 //                              "compact,delete" (either order)
-//   minCompactionLagMs int64  [min.compaction.lag.ms]  >= 0 (stored only)
-//   deleteRetentionMs  int64  [delete.retention.ms]  >= 0 (stored only)
+//   minCompactionLagMs int64  [min.compaction.lag.ms]  >= 0
+//   maxCompactionLagMs int64  [max.compaction.lag.ms]  >= 1
+//   minCleanableDirtyRatio double [min.cleanable.dirty.ratio]  0 .. 1
+//   deleteRetentionMs  int64  [delete.retention.ms]  >= 0
 //   flushMessages      int64  [flush.messages]  as PartitionConfig says
 //   maxMessageBytes    int64  [max.message.bytes]  > 0
 //   validateRecords    bool   (no Kafka key)  decode every record on append
@@ -53,6 +55,8 @@ struct TopicConfigOverrides {
   std::optional<int64_t> segment_ms;
   std::optional<std::string> cleanup_policy;
   std::optional<int64_t> min_compaction_lag_ms;
+  std::optional<int64_t> max_compaction_lag_ms;
+  std::optional<double> min_cleanable_dirty_ratio;
   std::optional<int64_t> delete_retention_ms;
   std::optional<int64_t> flush_messages;
   std::optional<int64_t> max_message_bytes;
@@ -75,10 +79,9 @@ std::string TopicConfigToJson(const TopicConfigOverrides& overrides);
 // `engine_default` overlaid with `overrides` (as ParseTopicConfigJson
 // validates them): retentionMs / retentionBytes -1 become nullopt (keep
 // forever), segmentMs <= 0 becomes nullopt (no age rolls), cleanupPolicy sets
-// cleanup_delete to whether it contains "delete", flushMessages sets
-// flush_interval_messages, validateRecords validate_records;
-// minCompactionLagMs and deleteRetentionMs change nothing (no compaction
-// yet).
+// cleanup_delete and cleanup_compact to whether it contains "delete" and
+// "compact", flushMessages sets flush_interval_messages, validateRecords
+// validate_records, and the compaction keys their PartitionConfig fields.
 PartitionConfig ApplyTopicConfig(const PartitionConfig& engine_default,
                                  const TopicConfigOverrides& overrides);
 

@@ -118,7 +118,8 @@ TEST(ParseTopicConfigJson, UnknownKeyIsNamed) {
           "/data/orders/.config.json: unknown field \"retentionMx\" (known "
           "fields: retentionMs, retentionBytes, segmentBytes, segmentMs, "
           "cleanupPolicy, minCompactionLagMs, deleteRetentionMs, "
-          "flushMessages, maxMessageBytes, validateRecords)")));
+          "flushMessages, maxMessageBytes, validateRecords, "
+          "maxCompactionLagMs, minCleanableDirtyRatio)")));
 }
 
 TEST(ParseTopicConfigJson, KafkaDottedNameIsUnknown) {
@@ -422,11 +423,36 @@ TEST(ApplyTopicConfig, FlushMessagesIsAppliedVerbatim) {
   }
 }
 
-TEST(ApplyTopicConfig, StoredOnlyKeysChangeNothing) {
+TEST(ApplyTopicConfig, CompactionKeysSetTheirFields) {
   TopicConfigOverrides overrides;
+  overrides.cleanup_policy = "compact";
   overrides.min_compaction_lag_ms = 1;
+  overrides.max_compaction_lag_ms = 3;
+  overrides.min_cleanable_dirty_ratio = 0.25;
   overrides.delete_retention_ms = 2;
-  EXPECT_EQ(ApplyTopicConfig(EngineDefault(), overrides), EngineDefault());
+  const PartitionConfig config = ApplyTopicConfig(EngineDefault(), overrides);
+  EXPECT_TRUE(config.cleanup_compact);
+  EXPECT_FALSE(config.cleanup_delete);
+  EXPECT_EQ(config.min_compaction_lag_ms, 1);
+  EXPECT_EQ(config.max_compaction_lag_ms, 3);
+  EXPECT_EQ(config.min_cleanable_dirty_ratio, 0.25);
+  EXPECT_EQ(config.delete_retention_ms, 2);
+  EXPECT_OK(config.Validate());
+}
+
+TEST(ParseTopicConfigJson, CompactionKeysRoundTripAndAreChecked) {
+  ASSERT_OK_AND_ASSIGN(
+      TopicConfigOverrides overrides,
+      Parse(R"({"maxCompactionLagMs": 5, "minCleanableDirtyRatio": 0.75})"));
+  EXPECT_EQ(overrides.max_compaction_lag_ms, 5);
+  EXPECT_EQ(overrides.min_cleanable_dirty_ratio, 0.75);
+  EXPECT_EQ(TopicConfigToJson(overrides),
+            R"({"maxCompactionLagMs":5,"minCleanableDirtyRatio":0.75})");
+  EXPECT_THAT(Parse(R"({"minCleanableDirtyRatio": 1.5})"),
+              ConfigError(HasSubstr("minCleanableDirtyRatio: 1.5 is not "
+                                    "between 0 and 1")));
+  EXPECT_THAT(Parse(R"({"maxCompactionLagMs": 0})"),
+              ConfigError(HasSubstr("maxCompactionLagMs: 0 is below")));
 }
 
 TEST(ApplyTopicConfig, ParsedBoundaryValuesGiveAValidConfig) {

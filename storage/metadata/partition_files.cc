@@ -87,6 +87,27 @@ absl::Status ValidateManifest(const PartitionManifest& manifest) {
         "a full truncation whose log start %d is not its log end %d",
         manifest.log_start_offset(), manifest.log_end_offset()));
   }
+  if (manifest.cleaner_offset() < 0) {
+    return absl::DataLossError(absl::StrFormat("negative cleaner offset %d",
+                                               manifest.cleaner_offset()));
+  }
+  if (manifest.has_compaction_swap()) {
+    const auto& replaced = manifest.compaction_swap().replaced();
+    if (replaced.empty()) {
+      return absl::DataLossError("a compaction swap that replaces nothing");
+    }
+    for (int i = 0; i < replaced.size(); ++i) {
+      if (replaced[i].base_offset() < 0 ||
+          !IsLeaderEpoch(static_cast<int64_t>(replaced[i].epoch())) ||
+          (i > 0 &&
+           replaced[i].base_offset() <= replaced[i - 1].base_offset())) {
+        return absl::DataLossError(absl::StrFormat(
+            "compaction swap: replaced segment %d (base %d, epoch %d) is out "
+            "of range or out of order",
+            i, replaced[i].base_offset(), replaced[i].epoch()));
+      }
+    }
+  }
   const auto& epochs = manifest.epochs();
   for (int i = 0; i < epochs.size(); ++i) {
     const EpochStart& entry = epochs[i];

@@ -68,7 +68,9 @@ absl::StatusOr<PartitionManifest> ReadManifest(fs::FileSystem& fs,
 // What a checksum cannot tell: the leader epoch and every epoch of the
 // history in [0, 2^31), history epochs strictly ascending with start offsets
 // non-decreasing and none above the leader epoch, offsets non-negative, the
-// log start not past the log end.
+// log start not past the log end, a cleaner offset >= 0, a compaction swap
+// naming at least one segment, ascending by base offset, each with a valid
+// base offset and epoch.
 // kDataLoss naming the first rule broken.
 absl::Status ValidateManifest(const PartitionManifest& manifest);
 

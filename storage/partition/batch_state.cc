@@ -156,9 +156,24 @@ absl::StatusOr<int64_t> FetchBound(absl::string_view partition, int64_t offset,
 }
 
 absl::StatusOr<RecordBatchView> ParseForAppend(absl::string_view bytes,
-                                               bool validate_records) {
+                                               bool validate_records,
+                                               bool require_keys) {
   KAAS_ASSIGN_OR_RETURN(RecordBatchView batch, RecordBatchView::Parse(bytes));
   if (validate_records) KAAS_RETURN_IF_ERROR(ValidateRecords(batch));
+  if (require_keys && !batch.is_control()) {
+    KAAS_ASSIGN_OR_RETURN(RecordReader reader, RecordReader::Create(batch));
+    Record record;
+    for (int index = 0; reader.Next(&record); ++index) {
+      if (!record.key.has_value()) {
+        return StorageError(
+            StorageErrorCode::kInvalidRecord,
+            absl::StrFormat("record %d of the batch has a null key: a "
+                            "compacted topic accepts only keyed records",
+                            index));
+      }
+    }
+    KAAS_RETURN_IF_ERROR(reader.status());
+  }
   return batch;
 }
 
@@ -206,7 +221,7 @@ absl::StatusOr<std::vector<RecordBatchView>> ParseForFollowerAppend(
                           batches.size(), size, bytes.size()));
     }
     KAAS_ASSIGN_OR_RETURN(RecordBatchView batch,
-                          RecordBatchView::Parse(bytes.substr(0, size)));
+                          RecordBatchView::ParseStored(bytes.substr(0, size)));
     batches.push_back(batch);
     bytes.remove_prefix(size);
   }

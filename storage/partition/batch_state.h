@@ -48,7 +48,9 @@ absl::Status RecordBatchState(const RecordBatchView& batch, int64_t base_offset,
 //
 //   ParseForAppend (outside the partition lock): one well-formed v2 batch
 //   (RecordBatchView::Parse), and, if `validate_records`, records Kafka's
-//   broker would accept (ValidateRecords).
+//   broker would accept (ValidateRecords); if `require_keys` (a compacted
+//   topic), no data record with a null key (kInvalidRecord, Kafka's
+//   INVALID_RECORD: compaction could never remove it).
 //
 //   AdmitBatch (under the partition lock), in this order: the engine's own
 //   writability verdict `writable` (leadership, fencing by leader epoch,
@@ -58,7 +60,8 @@ absl::Status RecordBatchState(const RecordBatchView& batch, int64_t base_offset,
 //   answered with the original's offsets (`duplicate` set; the caller adds
 //   `durable`) and nothing is written.
 absl::StatusOr<RecordBatchView> ParseForAppend(absl::string_view bytes,
-                                               bool validate_records);
+                                               bool validate_records,
+                                               bool require_keys);
 
 struct Admission {
   // Set for a recognised retry: the answer (without `durable`).
@@ -72,7 +75,9 @@ absl::StatusOr<Admission> AdmitBatch(
 // A follower's append (Partition::AppendAsFollower), in the same two halves.
 //
 //   ParseForFollowerAppend (outside the lock): one or more whole v2 batches,
-//   each framed and CRC-checked (kCorruptMessage / kInvalidRecord).
+//   each framed and CRC-checked as a log stores them (RecordBatchView::
+//   ParseStored: a compacted leader's batches have fewer records than
+//   offsets) (kCorruptMessage / kInvalidRecord).
 //
 //   AdmitFollowerBatches (under the lock): the engine's verdict `writable`;
 //   the first batch starts at `log_end` and each at the end of the one before

@@ -26,6 +26,7 @@ Partition::Partition(const PartitionRuntime& runtime, std::string dir,
   CHECK(runtime_.timers != nullptr);
   CHECK(runtime_.read_cache != nullptr);
   validate_records_.store(config_.validate_records);
+  require_keys_.store(config_.cleanup_compact);
 }
 
 Partition::~Partition() { Abandon(); }
@@ -163,6 +164,7 @@ absl::Status Partition::SetConfig(const PartitionConfig& config) {
   next.index_interval_bytes = config_.index_interval_bytes;
   config_ = next;
   validate_records_.store(config_.validate_records, std::memory_order_relaxed);
+  require_keys_.store(config_.cleanup_compact, std::memory_order_relaxed);
   PublishOffsetsLocked();
   return absl::OkStatus();
 }

@@ -63,6 +63,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <functional>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -89,7 +91,9 @@
 #include "storage/common/storage_stats.h"
 #include "storage/metadata/partition_metadata.pb.h"
 #include "storage/metadata/state_snapshot.pb.h"
+#include "storage/partition/batch_cleaner.h"
 #include "storage/partition/epoch_history.h"
+#include "storage/partition/offset_map.h"
 #include "storage/partition/partition_recovery.h"
 #include "storage/segment/read_handle_cache.h"
 #include "storage/segment/segment.h"
@@ -289,6 +293,63 @@ class Partition : public std::enable_shared_from_this<Partition> {
 
   // Removes producers idle longer than producer.id.expiration.ms.
   void ExpireProducers();
+
+  // ---- Compaction (cleanup.policy=compact; partition_compaction.cc) -----
+  //
+  // A pass (Kafka's Cleaner.clean), run by the log cleaner's threads (or
+  // `kaaslog compact`), concurrently with appends, reads and everything
+  // else; passes of one partition are serialised:
+  //   1. Plan: the cleanable segments (CompactionView says which) and the
+  //      cleaner offset, with the aborted transactions and the batches
+  //      producers' windows hold, sampled under the lock.
+  //   2. Keys: the dirty part's keys into the offset map, up to where it
+  //      fills (map_end); the next pass goes on from there.
+  //   3. Clean: every cleanable segment below map_end, from the log start,
+  //      in groups whose sizes add up to at most segment.bytes, each
+  //      rewritten (storage/partition/batch_cleaner.h decides) into
+  //      "<first segment>.log.cleaned". Batches keep their offsets; a run
+  //      of removed batches becomes one empty batch, so the log stays
+  //      contiguous and recovery's checks are unchanged. Every batch read
+  //      is CRC-checked (a damaged one fails the pass: its bytes are never
+  //      given a fresh CRC).
+  //   4. Swap, per group, under the metadata lock: the cleaned file made
+  //      durable; the manifest records the swap (the commit point); the
+  //      replaced segments stop serving new reads (a read already holding
+  //      one finishes with it; others retry over the new list); the
+  //      cleaned file is renamed over the first of them, the others are
+  //      deleted, the directory synced; the new segment is published and
+  //      the manifest written without the swap. Recovery completes a swap a
+  //      crash interrupted after the commit and deletes the cleaned file of
+  //      one interrupted before it (PartitionRecovery::CompleteCompaction).
+  //      A group whose segments retention or DeleteRecords removed
+  //      meanwhile is given up.
+  //   5. The cleaner offset (map_end) is persisted in the manifest.
+  // An I/O error after a swap's commit leaves the replaced range failing
+  // reads until the partition is reopened (whose recovery completes the
+  // swap); nothing acknowledged is lost.
+
+  struct CompactionRequest {
+    // "Now" for min.compaction.lag.ms and the delete horizons.
+    int64_t now_ms = 0;
+    // Required; cleared first. One per cleaner thread.
+    OffsetMap* map = nullptr;
+    // Called with the bytes about to be read or written (the cleaner's I/O
+    // throttle; it may block). Optional.
+    std::function<void(uint64_t bytes)> throttle;
+    // Polled between groups: true ends the pass early. Optional.
+    std::function<bool()> stop;
+  };
+
+  // What a pass would work on (reads segment time indexes: file I/O).
+  absl::StatusOr<CompactionView> DescribeCompaction(int64_t now_ms);
+
+  // One pass. Errors: kNotLeader (closed, or read-only), kInvalidConfig (the
+  // map cannot hold the first dirty batch's keys), kCorruptMessage /
+  // kInvalidRecord (a batch that fails its CRC or does not decode: the
+  // partition should not be cleaned again until it is repaired),
+  // kStorageError (I/O). A partition whose policy lacks "compact" gets an
+  // empty report.
+  absl::StatusOr<CompactionReport> Compact(const CompactionRequest& request);
 
   // ---- Reads (lock-free) -------------------------------------------------
 
@@ -494,6 +555,16 @@ class Partition : public std::enable_shared_from_this<Partition> {
     std::shared_ptr<const SegmentList> segments;
   };
   ReadView TakeReadView() const;
+  // One Read over one read view; sets `*replaced` (and fails) when a
+  // segment of the view was replaced by compaction before the read opened
+  // it.
+  absl::StatusOr<ReadResult> ReadOnce(int64_t offset, size_t max_bytes,
+                                      Isolation isolation, bool* replaced);
+  void RecordRead(const ReadResult& result, const Stopwatch& stopwatch);
+  // Whether the published list is no longer `seen` (waiting out a
+  // compaction swap's rename if one is under way).
+  bool WaitForReplacement(const std::shared_ptr<const SegmentList>& seen) const
+      ABSL_LOCKS_EXCLUDED(segments_mu_);
   // kOffsetOutOfRange: `offset` was deleted under a read.
   absl::Status DeletedWhileReading(int64_t offset) const;
   // kNotLeader once the partition is closed.
@@ -506,6 +577,28 @@ class Partition : public std::enable_shared_from_this<Partition> {
   absl::StatusOr<T> LookUpSegments(
       absl::string_view what,
       absl::FunctionRef<absl::StatusOr<T>(const ReadView&)> lookup);
+  // ---- partition_compaction.cc
+  struct CompactionPlan;
+  // Compact's pass (Compact counts its failures).
+  absl::StatusOr<CompactionReport> RunCompaction(
+      const CompactionRequest& request);
+  absl::StatusOr<CompactionPlan> PlanCompaction(int64_t now_ms)
+      ABSL_LOCKS_EXCLUDED(metadata_mu_, mu_);
+  // Rewrites `group` into its cleaned file and swaps it in; false if the
+  // group was given up (its segments left the log meanwhile).
+  absl::StatusOr<bool> CleanGroup(const SegmentList& group,
+                                  BatchCleaner& cleaner,
+                                  const CompactionRequest& request,
+                                  CompactionReport& report)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(compaction_mu_);
+  absl::StatusOr<bool> SwapInCleaned(const SegmentList& group,
+                                     const std::string& cleaned_path,
+                                     uint64_t cleaned_size)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(compaction_mu_);
+  // Writes the manifest as it now is (compaction's write points).
+  absl::Status WriteManifestLocked()
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(metadata_mu_);
+
   // OffsetForTimestamp's lookup over `view`.
   absl::StatusOr<OffsetAndTimestamp> FindOffsetForTimestamp(
       const ReadView& view, int64_t timestamp, Isolation isolation);
@@ -548,7 +641,13 @@ class Partition : public std::enable_shared_from_this<Partition> {
   // config_.validate_records, readable outside the lock (the records are
   // checked before it is taken).
   std::atomic<bool> validate_records_{false};
+  // config_.cleanup_compact: appends of null-keyed records are refused.
+  std::atomic<bool> require_keys_{false};
   mutable absl::Mutex segments_mu_;
+  // Set while a compaction swap has closed the replaced segments for reads
+  // and not yet published their replacement (one rename): a read that
+  // finds one closed waits for the new list instead of failing.
+  std::atomic<bool> swapping_{false};
   std::shared_ptr<const SegmentList> published_segments_
       ABSL_GUARDED_BY(segments_mu_);
   // The transaction index is read by fetches under a reader lock; writers
@@ -562,6 +661,19 @@ class Partition : public std::enable_shared_from_this<Partition> {
   // The epoch history the manifest on disk holds (a follower's appends
   // extend epochs_; the next checkpoint persists the manifest first).
   EpochHistory manifest_epochs_ ABSL_GUARDED_BY(metadata_mu_);
+  // Compaction: the cleaner offset, and the swap in progress (both written
+  // with every manifest).
+  int64_t cleaner_offset_ ABSL_GUARDED_BY(metadata_mu_) = 0;
+  int64_t next_delete_horizon_ms_ ABSL_GUARDED_BY(metadata_mu_) =
+      std::numeric_limits<int64_t>::max();
+  std::optional<metadata::CompactionSwap> swap_in_progress_
+      ABSL_GUARDED_BY(metadata_mu_);
+  // A swap's final manifest write failed: the manifest on disk still
+  // records it, so the next pass rewrites the manifest before writing any
+  // cleaned file.
+  bool swap_on_disk_ ABSL_GUARDED_BY(metadata_mu_) = false;
+  // Serialises compaction passes; taken before metadata_mu_.
+  absl::Mutex compaction_mu_ ABSL_ACQUIRED_BEFORE(metadata_mu_);
 
   // ---- Write path state.
   mutable absl::Mutex mu_;

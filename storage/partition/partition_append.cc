@@ -89,7 +89,8 @@ absl::StatusOr<AppendResult> Partition::AppendImpl(
   };
   // Outside the lock: framing, CRC and (if configured) the records.
   absl::StatusOr<RecordBatchView> parsed =
-      ParseForAppend(bytes, validate_records_.load(std::memory_order_relaxed));
+      ParseForAppend(bytes, validate_records_.load(std::memory_order_relaxed),
+                     require_keys_.load(std::memory_order_relaxed));
   if (!parsed.ok()) return reject(parsed.status());
   const RecordBatchView& batch = *parsed;
   const int32_t delta = batch.last_offset_delta();

@@ -2,6 +2,7 @@
 // producer fences/expiry.
 
 #include <algorithm>
+#include <limits>
 #include <utility>
 #include <vector>
 
@@ -47,6 +48,13 @@ metadata::PartitionManifest Partition::ManifestLocked() const {
   // synced), and a manifest with its log start past its log end is invalid.
   manifest.set_log_end_offset(std::max(durable_end_, log_start_offset_));
   SetEpochs(epochs_, &manifest);
+  manifest.set_cleaner_offset(cleaner_offset_);
+  if (next_delete_horizon_ms_ != std::numeric_limits<int64_t>::max()) {
+    manifest.set_next_delete_horizon_ms(next_delete_horizon_ms_);
+  }
+  if (swap_in_progress_.has_value()) {
+    *manifest.mutable_compaction_swap() = *swap_in_progress_;
+  }
   return manifest;
 }
 

@@ -6,6 +6,7 @@
 // leader epoch.
 
 #include <algorithm>
+#include <limits>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -109,6 +110,10 @@ void Partition::Adopt(RecoveredLog log) {
   const int64_t now_ms = runtime_.clock->NowMillis();
   absl::MutexLock metadata_lock(&metadata_mu_);
   manifest_epochs_ = log.epochs;
+  cleaner_offset_ = log.manifest.manifest.cleaner_offset();
+  next_delete_horizon_ms_ = log.manifest.manifest.has_next_delete_horizon_ms()
+                                ? log.manifest.manifest.next_delete_horizon_ms()
+                                : std::numeric_limits<int64_t>::max();
   absl::MutexLock lock(&mu_);
   epochs_ = std::move(log.epochs);
   segments_ = std::move(log.segments);

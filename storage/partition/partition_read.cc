@@ -78,6 +78,48 @@ absl::StatusOr<ReadResult> Partition::Read(int64_t offset, size_t max_bytes,
                                            Isolation isolation) {
   KAAS_RETURN_IF_ERROR(CheckReadable());
   const Stopwatch stopwatch;
+  // A compaction swap replaces segments under a read that has not opened
+  // them yet (kNotFound from a segment that is no longer in the list): the
+  // read runs again over the newer list. Each retry needs another swap
+  // meanwhile, so a few suffice.
+  constexpr int kAttempts = 4;
+  for (int attempt = 1;; ++attempt) {
+    bool replaced = false;
+    absl::StatusOr<ReadResult> result =
+        ReadOnce(offset, max_bytes, isolation, &replaced);
+    if (!replaced) {
+      if (result.ok()) RecordRead(*result, stopwatch);
+      return result;
+    }
+    if (attempt == kAttempts) {
+      return StorageError(
+          StorageErrorCode::kStorageError,
+          absl::StrFormat("%s: read at offset %d: compaction replaced its "
+                          "segments %d times meanwhile",
+                          dir_, offset, kAttempts));
+    }
+  }
+}
+
+void Partition::RecordRead(const ReadResult& result,
+                           const Stopwatch& stopwatch) {
+  for (StorageStats* stats : StatsSinks()) {
+    stats->read_calls.fetch_add(1, std::memory_order_relaxed);
+    stats->read_batches.fetch_add(result.batches, std::memory_order_relaxed);
+    int64_t records = 0;
+    for (absl::string_view chunk : result.records.Chunks()) {
+      records += CountRecords(chunk);
+    }
+    stats->read_records.fetch_add(records, std::memory_order_relaxed);
+    stats->read_bytes.fetch_add(result.records.size(),
+                                std::memory_order_relaxed);
+    stats->read_latency.Record(stopwatch.Elapsed());
+  }
+}
+
+absl::StatusOr<ReadResult> Partition::ReadOnce(int64_t offset, size_t max_bytes,
+                                               Isolation isolation,
+                                               bool* replaced) {
   const ReadView view = TakeReadView();
   const SegmentList* segments = view.segments.get();
   ReadResult result;
@@ -111,6 +153,11 @@ absl::StatusOr<ReadResult> Partition::Read(int64_t offset, size_t max_bytes,
       if (absl::IsNotFound(read.status()) &&
           result.next_offset < LogStartOffset()) {
         return DeletedWhileReading(result.next_offset);
+      }
+      if (absl::IsNotFound(read.status()) && result.batches == 0 &&
+          WaitForReplacement(view.segments)) {
+        *replaced = true;  // compacted meanwhile
+        return read.status();
       }
       // What was read before stays a result; the next fetch, which starts
       // here, reports the error.
@@ -148,19 +195,19 @@ absl::StatusOr<ReadResult> Partition::Read(int64_t offset, size_t max_bytes,
     result.aborted_transactions =
         AbortedTransactions(offset, std::max(offset + 1, result.next_offset));
   }
-  for (StorageStats* stats : StatsSinks()) {
-    stats->read_calls.fetch_add(1, std::memory_order_relaxed);
-    stats->read_batches.fetch_add(result.batches, std::memory_order_relaxed);
-    int64_t records = 0;
-    for (absl::string_view chunk : result.records.Chunks()) {
-      records += CountRecords(chunk);
-    }
-    stats->read_records.fetch_add(records, std::memory_order_relaxed);
-    stats->read_bytes.fetch_add(result.records.size(),
-                                std::memory_order_relaxed);
-    stats->read_latency.Record(stopwatch.Elapsed());
-  }
   return result;
+}
+
+bool Partition::WaitForReplacement(
+    const std::shared_ptr<const SegmentList>& seen) const {
+  absl::MutexLock lock(&segments_mu_);
+  // A swap publishes the new list right after one rename (no sync), then
+  // clears swapping_ and takes segments_mu_, which wakes this wait.
+  auto replaced_or_settled = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(segments_mu_) {
+    return published_segments_ != seen || !swapping_.load();
+  };
+  segments_mu_.Await(absl::Condition(&replaced_or_settled));
+  return published_segments_ != seen;
 }
 
 template <typename T>
@@ -178,8 +225,8 @@ absl::StatusOr<T> Partition::LookUpSegments(
     // Leadership given up meanwhile closed the segments for reads.
     KAAS_RETURN_IF_ERROR(CheckReadable());
     if (absl::IsNotFound(found.status()) && attempt < kMaxAttempts &&
-        segments_snapshot() != view.segments) {
-      continue;  // a segment was deleted under the lookup
+        WaitForReplacement(view.segments)) {
+      continue;  // a segment was deleted or compacted under the lookup
     }
     if (!HasStorageErrorCode(found.status(), StorageErrorCode::kStorageError)) {
       return found.status();

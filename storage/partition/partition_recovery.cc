@@ -40,6 +40,7 @@ std::string LogName(const SegmentId& id) {
 // regular files (the engine never follows a link or reads a FIFO there).
 bool IsEngineFileName(absl::string_view name) {
   return ParseSegmentFileName(name).has_value() ||
+         segment::ParseCleanedFileName(name).has_value() ||
          metadata::ParseSnapshotFileName(name).has_value() ||
          name == metadata::kManifestFileName ||
          name == metadata::kCheckpointFileName ||
@@ -175,6 +176,7 @@ absl::StatusOr<RecoveredLog> PartitionRecovery::Run(
   if (leader()) KAAS_RETURN_IF_ERROR(CheckNoOtherWriter(listing));
   out.brand_new = listing.brand_new;
   KAAS_ASSIGN_OR_RETURN(out.manifest, LoadManifest());
+  KAAS_RETURN_IF_ERROR(CompleteCompaction(listing, out.manifest));
   const metadata::PartitionManifest& manifest = out.manifest.manifest;
   cut_ = TruncationCut(out.manifest);
   if (cut_.has_value()) {
@@ -532,6 +534,11 @@ absl::StatusOr<DirectoryListing> PartitionRecovery::ListDirectory() {
       listing.logs.push_back({parsed->id, info.size});
       continue;
     }
+    if (std::optional<SegmentId> cleaned =
+            segment::ParseCleanedFileName(name)) {
+      listing.cleaned.push_back(*cleaned);
+      continue;
+    }
     if (std::optional<int64_t> offset = metadata::ParseSnapshotFileName(name)) {
       listing.snapshot_offsets.push_back(*offset);
     }
@@ -551,6 +558,108 @@ absl::StatusOr<DirectoryListing> PartitionRecovery::ListDirectory() {
     }
   }
   return listing;
+}
+
+// ---- 2b. CompleteCompaction -------------------------------------------------
+
+absl::Status PartitionRecovery::CompleteCompaction(DirectoryListing& listing,
+                                                   ManifestState& manifest) {
+  std::optional<metadata::CompactionSwap> swap;
+  if (manifest.valid && manifest.manifest.has_compaction_swap()) {
+    swap = manifest.manifest.compaction_swap();
+  }
+  auto log_path = [&](const SegmentId& id) {
+    return fs::JoinPath(dir_, SegmentFileName(id, SegmentFileKind::kLog));
+  };
+  std::optional<SegmentId> output;
+  if (swap.has_value()) {
+    output =
+        SegmentId{swap->replaced(0).base_offset(), swap->replaced(0).epoch()};
+  }
+  // Cleaned files no swap names: an interrupted pass's output, never part
+  // of the log.
+  bool output_cleaned = false;
+  for (const SegmentId& id : listing.cleaned) {
+    if (output.has_value() && id == *output) {
+      output_cleaned = true;
+      continue;
+    }
+    Note(absl::StrCat(segment::CleanedFileName(id),
+                      ": deletes it: an interrupted compaction's output"));
+    if (leader()) {
+      KAAS_RETURN_IF_ERROR(
+          fs_.Unlink(fs::JoinPath(dir_, segment::CleanedFileName(id))));
+      dir_changed_ = true;
+    }
+  }
+  if (!swap.has_value()) return absl::OkStatus();
+  std::vector<SegmentId> replaced;
+  for (const metadata::SegmentRef& ref : swap->replaced()) {
+    replaced.push_back(SegmentId{ref.base_offset(), ref.epoch()});
+  }
+  if (output_cleaned) {
+    Note(absl::StrFormat(
+        "manifest: completes a compaction swap: %s replaces %d segments "
+        "from %s",
+        segment::CleanedFileName(*output), replaced.size(), LogName(*output)));
+  } else {
+    Note(absl::StrFormat(
+        "manifest: completes a compaction swap: %s was swapped in; the other "
+        "%d segments it replaces go",
+        LogName(*output), replaced.size() - 1));
+  }
+  // What the log is once the swap is complete: read-only access plans with
+  // it and changes nothing. A read-only open before the rename sees the old
+  // segments, which are all still there and intact.
+  auto is_replaced_later = [&](const ListedSegment& listed) {
+    return std::find(replaced.begin() + 1, replaced.end(), listed.id) !=
+           replaced.end();
+  };
+  if (!leader()) {
+    if (!output_cleaned) {
+      listing.logs.erase(std::remove_if(listing.logs.begin(),
+                                        listing.logs.end(), is_replaced_later),
+                         listing.logs.end());
+    }
+    return absl::OkStatus();
+  }
+  // The output's index files describe the old segment (or are missing): they
+  // are rebuilt from the log when it is first read.
+  for (SegmentFileKind kind :
+       {SegmentFileKind::kOffsetIndex, SegmentFileKind::kTimeIndex}) {
+    absl::Status status =
+        fs_.Unlink(fs::JoinPath(dir_, SegmentFileName(*output, kind)));
+    if (!status.ok() && !absl::IsNotFound(status)) return status;
+  }
+  if (output_cleaned) {
+    KAAS_RETURN_IF_ERROR(
+        fs_.Rename(fs::JoinPath(dir_, segment::CleanedFileName(*output)),
+                   log_path(*output)));
+  }
+  for (size_t i = 1; i < replaced.size(); ++i) {
+    for (SegmentFileKind kind :
+         {SegmentFileKind::kLog, SegmentFileKind::kOffsetIndex,
+          SegmentFileKind::kTimeIndex}) {
+      absl::Status status =
+          fs_.Unlink(fs::JoinPath(dir_, SegmentFileName(replaced[i], kind)));
+      if (!status.ok() && !absl::IsNotFound(status)) return status;
+    }
+  }
+  KAAS_RETURN_IF_ERROR(fs_.SyncDir(dir_));
+  manifest.manifest.clear_compaction_swap();
+  KAAS_RETURN_IF_ERROR(
+      metadata::WriteManifestUnlessSuperseded(fs_, dir_, manifest.manifest)
+          .status());
+  // The listing as the directory now is.
+  KAAS_ASSIGN_OR_RETURN(fs::FileInfo info, fs_.Stat(log_path(*output)));
+  listing.logs.erase(std::remove_if(listing.logs.begin(), listing.logs.end(),
+                                    is_replaced_later),
+                     listing.logs.end());
+  for (ListedSegment& listed : listing.logs) {
+    if (listed.id == *output) listed.size = info.size;
+  }
+  listing.cleaned.clear();
+  return absl::OkStatus();
 }
 
 // ---- 2. LoadManifest -------------------------------------------------------

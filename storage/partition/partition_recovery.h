@@ -10,6 +10,12 @@
 //   2. LoadManifest   the manifest, validated (a corrupt one is set aside and
 //                     rebuilt from the log; an unreadable or newer one
 //                     refuses the open)
+//  2b. CompleteCompaction  a compaction swap the manifest records is
+//                     completed (the cleaned file renamed over the first
+//                     segment it replaces if it is still there, the other
+//                     replaced segments deleted); cleaned files no swap
+//                     names are deleted (storage/partition/
+//                     partition_compaction.cc)
 //   3. PlanSegments   which segment files make up the log, and what happens
 //                     to the others (a pure function of 1 and 2)
 //   4. ApplyPlan      removes the strays and sets aside the misfits of 3, and
@@ -131,6 +137,8 @@ struct DirectoryListing {
   std::vector<ListedSegment> logs;
   std::vector<int64_t> snapshot_offsets;  // descending
   std::vector<std::string> temp_files;    // of interrupted atomic writes
+  // "<stem>.log.cleaned" files: compaction output (CompleteCompaction).
+  std::vector<segment::SegmentId> cleaned;
   // Nothing but (perhaps) the lock file: a partition being created, which
   // opening leaves alone (its first take-over writes the metadata).
   bool brand_new = false;
@@ -211,6 +219,13 @@ class PartitionRecovery {
   // another writer.
   absl::Status CheckNoOtherWriter(const DirectoryListing& listing);
   absl::StatusOr<ManifestState> LoadManifest();
+  // Completes the compaction swap `manifest` records, or deletes the
+  // cleaned files of a pass that never committed one; `listing` then
+  // describes the directory as the completed swap leaves it (read-only:
+  // as it would). Leader: clears the swap from the manifest on disk and in
+  // `manifest`.
+  absl::Status CompleteCompaction(DirectoryListing& listing,
+                                  ManifestState& manifest);
   static SegmentPlan PlanSegments(const DirectoryListing& listing,
                                   const ManifestState& manifest);
   // The plan's segments as objects (closed ones know where they end),

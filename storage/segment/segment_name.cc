@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/string_view.h"
+#include "absl/strings/strip.h"
 #include "glog/logging.h"
 
 namespace kaas::segment {
@@ -98,6 +99,18 @@ std::optional<ParsedSegmentFile> ParseSegmentFileName(absl::string_view name) {
   std::optional<SegmentFileKind> kind = ParseSuffix(name.substr(kStemLength));
   if (!epoch || !base_offset || !kind) return std::nullopt;
   return ParsedSegmentFile{SegmentId{*base_offset, *epoch}, *kind};
+}
+
+std::string CleanedFileName(const SegmentId& id) {
+  return absl::StrCat(SegmentFileName(id, SegmentFileKind::kLog),
+                      kCleanedSuffix);
+}
+
+std::optional<SegmentId> ParseCleanedFileName(absl::string_view name) {
+  if (!absl::ConsumeSuffix(&name, kCleanedSuffix)) return std::nullopt;
+  std::optional<ParsedSegmentFile> parsed = ParseSegmentFileName(name);
+  if (!parsed || parsed->kind != SegmentFileKind::kLog) return std::nullopt;
+  return parsed->id;
 }
 
 }  // namespace kaas::segment

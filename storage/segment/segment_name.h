@@ -59,10 +59,20 @@ struct ParsedSegmentFile {
 // not 8 lowercase hex digits (or above 7fffffff: Kafka epochs are int32), a
 // base offset that is not 20 decimal digits or
 // does not fit in int64 (so never negative), other suffixes (including
-// ".quarantined" and atomic temp files).
+// ".quarantined", ".cleaned" and atomic temp files).
 std::optional<ParsedSegmentFile> ParseSegmentFileName(absl::string_view name);
 
 inline constexpr absl::string_view kQuarantineSuffix = ".quarantined";
+
+// Compaction writes a segment's cleaned replacement beside it as
+// "<stem>.log.cleaned" (storage/segment/cleaned_segment.h); never parsed as
+// a segment until a swap renames it.
+inline constexpr absl::string_view kCleanedSuffix = ".cleaned";
+
+// "<stem>.log.cleaned".
+std::string CleanedFileName(const SegmentId& id);
+// The segment a cleaned file's name stands for, if `name` is one.
+std::optional<SegmentId> ParseCleanedFileName(absl::string_view name);
 
 }  // namespace kaas::segment
 

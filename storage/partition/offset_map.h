@@ -1,0 +1,68 @@
+// File: storage/partition/offset_map.h
+//
+// Compaction's key -> latest offset map (Kafka's SkimpyOffsetMap), of a
+// fixed memory size: log.cleaner.dedupe.buffer.size divided among the
+// cleaner threads. Keys are not stored, only a 128-bit hash of each (two
+// independent 64-bit hashes), so a map of N MiB holds N MiB / 24 bytes of
+// entries whatever the key sizes; a collision would make two keys one, and
+// with 128 bits it is as unlikely as in Kafka's MD5-keyed map (below 2^-64
+// for a billion keys). Filling stops at 90% of the slots (Kafka's
+// dedupe.buffer.load.factor) so probes stay short.
+//
+// Thread-safety: thread-compatible (one cleaner thread owns a map).
+
+#ifndef KAAS_STORAGE_PARTITION_OFFSET_MAP_H_
+#define KAAS_STORAGE_PARTITION_OFFSET_MAP_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+
+namespace kaas::partition {
+
+class OffsetMap {
+ public:
+  // Bytes one entry takes.
+  static constexpr size_t kEntryBytes = 24;
+
+  // A map of at most `memory_bytes` (at least one entry).
+  explicit OffsetMap(size_t memory_bytes);
+
+  // Records `offset` as the latest of `key`; offsets are put in increasing
+  // order. REQUIRES: free_entries() > 0 or `key` already present.
+  void Put(absl::string_view key, int64_t offset);
+
+  // The latest offset put for `key`, if any.
+  std::optional<int64_t> Get(absl::string_view key) const;
+
+  // Entries that can still be added before the map counts as full.
+  size_t free_entries() const { return max_entries_ - size_; }
+  size_t size() const { return size_; }
+  size_t capacity() const { return max_entries_; }
+  size_t memory_bytes() const { return slots_.size() * kEntryBytes; }
+
+  // Empties the map (keeps its memory).
+  void Clear();
+
+ private:
+  struct Slot {
+    uint64_t hash_high = 0;
+    uint64_t hash_low = 0;
+    int64_t offset = -1;  // -1: empty
+  };
+  static_assert(sizeof(Slot) == kEntryBytes, "an entry is 24 bytes");
+
+  // The slot holding `key`'s hash, or the empty slot where it would go.
+  size_t Find(uint64_t high, uint64_t low) const;
+
+  std::vector<Slot> slots_;
+  size_t max_entries_ = 0;
+  size_t size_ = 0;
+};
+
+}  // namespace kaas::partition
+
+#endif  // KAAS_STORAGE_PARTITION_OFFSET_MAP_H_
