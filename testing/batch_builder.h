@@ -13,10 +13,10 @@
 //   FlipBit(&batch, batch_layout::kRecords + 3);  // now a CRC mismatch
 //
 // Build() yields a batch that RecordBatchView::Parse accepts, unless a setter
-// documented as producing an invalid batch was used (Compression with a codec
-// other than kNone yields a parseable batch whose records are not decodable;
-// Control() with several records and Build() with no records yield batches
-// Parse rejects).
+// documented as producing an invalid batch was used (CodecBitsOnly with a
+// codec other than kNone yields a parseable batch whose records do not
+// decompress; Control() with several records and Build() with no records
+// yield batches Parse rejects).
 //
 // Thread-safety: a BatchBuilder is thread-compatible; the free functions are
 // thread-safe.

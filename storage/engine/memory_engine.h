@@ -28,8 +28,10 @@
 //     watermark;
 //   * DeleteRecords (-1 = high watermark, never lowers, past the high
 //     watermark out of range) and OffsetForTimestamp (-1, -2, -3 and the
-//     first record at or after a timestamp; batch-level for batches whose
-//     records cannot be decoded, e.g. compressed ones).
+//     first record at or after a timestamp, searched from the log start on;
+//     each batch through the disk partition's SearchBatchByTimestamp, so
+//     record level in compressed batches and an error for records that do
+//     not decode).
 //   Data survives Relinquish and a later TakeOver (as if persisted);
 //   AbandonTopic and DeletePartition drop it.
 //
@@ -56,10 +58,6 @@
 //     led ones and leaves every directory to the operator's reclaim). It
 //     returns the number of LED partitions it closed, as the disk engine
 //     does.
-//   * OffsetForTimestamp never answers with a record below the log start
-//     (Kafka's rule): a straddling batch is searched from the log start on.
-//     The disk engine's partition layer clamps such a hit to the log start
-//     and keeps the hit's timestamp.
 //   * A TakeOver racing AbandonTopic of its topic may lead a fresh, empty
 //     partition (the abandon dropped the data, so nothing of the deleted
 //     incarnation is served); the disk engine fails a TakeOver still opening

@@ -1,6 +1,7 @@
 #include "storage/engine/memory_partition.h"
 
 #include <algorithm>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/cord.h"
@@ -25,8 +26,7 @@ using ::kaas::partition::kListOffsetsMaxTimestamp;
 using ::kaas::partition::ParseForAppend;
 using ::kaas::partition::ParseForFollowerAppend;
 using ::kaas::partition::RecordBatchState;
-using ::kaas::partition::RecordSearch;
-using ::kaas::partition::SearchRecords;
+using ::kaas::partition::SearchBatchByTimestamp;
 
 // ---- Leadership -------------------------------------------------------------
 
@@ -422,15 +422,12 @@ absl::StatusOr<OffsetAndTimestamp> MemoryPartition::OffsetForTimestamp(
   for (const StoredBatch& stored : batches_) {
     if (stored.base_offset >= bound) break;
     if (stored.max_timestamp < timestamp) continue;
-    absl::StatusOr<RecordBatchView> batch =
-        RecordBatchView::ParseHeader(*stored.bytes);
-    if (!batch.ok()) continue;
-    RecordSearch search = SearchRecords(*batch, timestamp, log_start_);
-    if (!search.decoded) {
-      return OffsetAndTimestamp{std::max(stored.base_offset, log_start_),
-                                stored.max_timestamp};
-    }
-    if (search.hit.has_value()) return *search.hit;
+    KAAS_ASSIGN_OR_RETURN(RecordBatchView batch,
+                          RecordBatchView::ParseHeader(*stored.bytes));
+    KAAS_ASSIGN_OR_RETURN(
+        std::optional<OffsetAndTimestamp> found,
+        SearchBatchByTimestamp(name_, batch, timestamp, log_start_));
+    if (found.has_value()) return *found;
   }
   return OffsetAndTimestamp{};
 }

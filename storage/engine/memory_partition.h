@@ -4,8 +4,8 @@
 // and producer/transaction state. The rules are the disk partition's
 // (storage/partition/partition_*.cc), through the same shared pieces:
 // RecordBatchView::Parse, CheckAppendable, the idempotence verdicts,
-// RecordBatchState, EpochHistory and SearchRecords; only durability and
-// files are missing.
+// RecordBatchState, EpochHistory and SearchBatchByTimestamp; only durability
+// and files are missing.
 //
 // Thread-safety: thread-safe. Writers hold mu_; readers share it.
 

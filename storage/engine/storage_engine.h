@@ -140,8 +140,12 @@ class StorageEngine {
   // Kafka, the isolation level bounds the answer: latest is the high
   // watermark (kReadUncommitted), the last stable offset (kReadCommitted)
   // or the log end (kReplica), and a timestamp is searched for below that
-  // bound only. Errors: kNotLeader, kMigrating, kInvalidRequest (other
-  // negative timestamps), kStorageError.
+  // bound only. Inside a CreateTime batch the answer is the record, also
+  // when the batch is compressed; a LogAppendTime batch answers with its
+  // first offset and maxTimestamp (every record carries it). Errors:
+  // kNotLeader, kMigrating, kInvalidRequest (other negative timestamps),
+  // kCorruptMessage / kInvalidRecord (the search reached a batch whose
+  // records do not decompress / decode), kStorageError.
   virtual absl::StatusOr<OffsetAndTimestamp> OffsetForTimestamp(
       const TopicPartition& tp, int64_t timestamp, Isolation isolation) = 0;
 

@@ -285,22 +285,34 @@ absl::StatusOr<std::optional<OffsetAndTimestamp>> AnswerSpecialTimestamp(
   return std::nullopt;
 }
 
-RecordSearch SearchRecords(const RecordBatchView& batch, int64_t timestamp,
-                           int64_t min_offset) {
-  if (batch.timestamp_type() != TimestampType::kCreateTime) return {};
-  absl::StatusOr<DecodedRecords> records = DecodeRecords(batch);
-  if (!records.ok()) return {};
-  RecordSearch search;
-  search.decoded = true;
-  for (const Record& record : *records) {
+absl::StatusOr<std::optional<OffsetAndTimestamp>> SearchBatchByTimestamp(
+    absl::string_view partition, const RecordBatchView& batch,
+    int64_t timestamp, int64_t min_offset) {
+  if (batch.max_timestamp() < timestamp || batch.last_offset() < min_offset) {
+    return std::nullopt;
+  }
+  if (batch.timestamp_type() != TimestampType::kCreateTime) {
+    return OffsetAndTimestamp{std::max(batch.base_offset(), min_offset),
+                              batch.max_timestamp()};
+  }
+  auto unreadable = [&](const absl::Status& status) {
+    return StorageError(
+        GetStorageErrorCode(status),
+        absl::StrFormat("%s: timestamp lookup: batch at offset %d: %s",
+                        partition, batch.base_offset(), status.message()));
+  };
+  absl::StatusOr<RecordReader> reader = RecordReader::Create(batch);
+  if (!reader.ok()) return unreadable(reader.status());
+  Record record;
+  while (reader->Next(&record)) {
     const int64_t offset = batch.base_offset() + record.offset_delta;
     const int64_t record_time = batch.base_timestamp() + record.timestamp_delta;
     if (offset >= min_offset && record_time >= timestamp) {
-      search.hit = OffsetAndTimestamp{offset, record_time};
-      break;
+      return OffsetAndTimestamp{offset, record_time};
     }
   }
-  return search;
+  if (!reader->status().ok()) return unreadable(reader->status());
+  return std::nullopt;
 }
 
 }  // namespace kaas::partition

@@ -143,19 +143,30 @@ inline constexpr int64_t kListOffsetsMaxTimestamp = -3;
 absl::StatusOr<std::optional<OffsetAndTimestamp>> AnswerSpecialTimestamp(
     int64_t timestamp, int64_t log_start, int64_t high_watermark);
 
-// What the records of one batch say about a search by timestamp.
-struct RecordSearch {
-  // False when the records cannot be decoded (they do not decompress) or
-  // carry no timestamps of their own (LogAppendTime): the batch answers as a
-  // whole, with its first offset at or above `min_offset` and its
-  // maxTimestamp. Compressed batches are decompressed (the read path only).
-  bool decoded = false;
-  // If `decoded`: the first record at or after `min_offset` whose timestamp
-  // is >= the wanted one (Kafka's LogSegment.findOffsetByTimestamp).
-  std::optional<OffsetAndTimestamp> hit;
-};
-RecordSearch SearchRecords(const RecordBatchView& batch, int64_t timestamp,
-                           int64_t min_offset);
+// Kafka's search by timestamp inside one batch (FileRecords.
+// searchForTimestamp), the one rule both engines apply to each batch their
+// index points them to: the first record at or above `min_offset` whose
+// timestamp is >= `timestamp`; nullopt when none is (at once when
+// maxTimestamp is below `timestamp`), and the search goes on at the next
+// batch.
+//
+// A CreateTime batch answers at record level, compressed or not: its records
+// are decoded, decompressed first (storage/batch/records.h, bounded by
+// kMaxDecompressedBytes), so that a consumer seeking by time lands on the
+// record Kafka names, not on the first of a compressed batch. Decoding stops
+// at the answer, as Kafka's record iterator does. A LogAppendTime batch is
+// not decoded: Kafka gives each of its records the batch's maxTimestamp, so
+// its first offset at or above `min_offset`, with maxTimestamp, is the
+// record Kafka finds.
+//
+// Errors, naming `partition` and the batch: the codec layer's kCorruptMessage
+// when the records do not decompress, kInvalidRecord when they do not decode
+// (possible only for batches appended without validate_records). Kafka's
+// broker fails the lookup too; an answer from the batch header would name a
+// record nobody can read.
+absl::StatusOr<std::optional<OffsetAndTimestamp>> SearchBatchByTimestamp(
+    absl::string_view partition, const RecordBatchView& batch,
+    int64_t timestamp, int64_t min_offset);
 
 }  // namespace kaas::partition
 

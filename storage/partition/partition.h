@@ -375,8 +375,12 @@ class Partition : public std::enable_shared_from_this<Partition> {
 
   // Kafka ListOffsets: -1 latest (the read bound of `isolation`: high
   // watermark, last stable offset, or log end for kReplica), -2 earliest
-  // (log start), -3 max timestamp; otherwise the first record whose
-  // timestamp is >= `timestamp`, searched for below that bound.
+  // (log start), -3 max timestamp; otherwise the first record at or above
+  // the log start whose timestamp is >= `timestamp`, searched for below that
+  // bound, at record level also in compressed batches (a LogAppendTime batch
+  // answers as a whole: SearchBatchByTimestamp in batch_state.h).
+  // kCorruptMessage / kInvalidRecord when the search reaches a batch whose
+  // records do not decompress / decode.
   absl::StatusOr<OffsetAndTimestamp> OffsetForTimestamp(
       int64_t timestamp, Isolation isolation = Isolation::kReadUncommitted);
 

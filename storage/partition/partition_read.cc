@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/cord.h"
@@ -293,13 +294,12 @@ absl::StatusOr<OffsetAndTimestamp> Partition::FindOffsetForTimestamp(
       KAAS_ASSIGN_OR_RETURN(size_t size, PeekBatchSize(bytes));
       KAAS_ASSIGN_OR_RETURN(RecordBatchView batch, RecordBatchView::ParseHeader(
                                                        bytes.substr(0, size)));
-      RecordSearch search = SearchRecords(batch, timestamp, from);
-      if (!search.decoded) {
-        // Compressed or LogAppendTime: the batch answers as a whole.
-        return OffsetAndTimestamp{std::max(batch.base_offset(), from),
-                                  batch.max_timestamp()};
-      }
-      if (search.hit.has_value()) return *search.hit;
+      // Record level, compressed or not (a typed error for records that do
+      // not decode): the memory engine searches with the same function.
+      KAAS_ASSIGN_OR_RETURN(
+          std::optional<OffsetAndTimestamp> found,
+          SearchBatchByTimestamp(dir_, batch, timestamp, from));
+      if (found.has_value()) return *found;
       from = batch.next_offset();  // its qualifying records are below `from`
     }
   }

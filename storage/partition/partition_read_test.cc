@@ -18,6 +18,8 @@ namespace kaas::partition {
 namespace {
 
 using ::kaas::test::HasStorageError;
+using ::kaas::test::HasStorageErrorWithMessage;
+using ::testing::AllOf;
 using ::testing::HasSubstr;
 
 TEST_F(PartitionTest, ReadStartsAtTheBatchContainingTheOffset) {
@@ -160,6 +162,73 @@ TEST_F(PartitionTest, OffsetForTimestampSurvivesReopen) {
   EXPECT_EQ(hit.offset, 18);
   ASSERT_OK_AND_ASSIGN(hit, partition->OffsetForTimestamp(-3));
   EXPECT_EQ(hit.offset, 29);
+}
+
+// Kafka answers at record level inside compressed batches too, also when the
+// next batch, which answers a timestamp above every record of one, lies in
+// the next segment.
+TEST_F(PartitionTest, OffsetForTimestampIsRecordLevelInCompressedBatches) {
+  PartitionConfig config = SmallConfig();
+  config.segment_bytes = 1024;  // a roll every two or three batches
+  auto partition = OpenLeader(1, config);
+  const CompressionCodec codecs[] = {
+      CompressionCodec::kGzip, CompressionCodec::kSnappy,
+      CompressionCodec::kLz4, CompressionCodec::kZstd};
+  uint32_t noise = 1;
+  for (int i = 0; i < 4; ++i) {
+    test::BatchBuilder builder;
+    builder.BaseTimestamp(10000 * (i + 1)).Compression(codecs[i]);
+    for (int r = 0; r < 5; ++r) {
+      std::string value(60, '\0');  // incompressible, so that segments roll
+      for (char& c : value) c = static_cast<char>(noise = noise * 69069 + 1);
+      builder.AddRecord(absl::nullopt, value, 10 * r);
+    }
+    AppendDurably(*partition, builder.Build());  // 5i..5i+4
+  }
+  AppendDurably(*partition, Batch(1, 16, 90000));  // 20
+  ASSERT_GT(partition->Segments().size(), 1u);
+  // Batch i holds offsets 5i..5i+4 at 10000(i+1) + 0, 10, ..., 40.
+  for (int i = 0; i < 4; ++i) {
+    SCOPED_TRACE(CompressionCodecName(codecs[i]));
+    const int64_t base = 10000 * (i + 1);
+    ASSERT_OK_AND_ASSIGN(OffsetAndTimestamp hit,
+                         partition->OffsetForTimestamp(base + 20));
+    EXPECT_EQ(hit.offset, 5 * i + 2) << "a middle record";
+    EXPECT_EQ(hit.timestamp, base + 20);
+    ASSERT_OK_AND_ASSIGN(hit, partition->OffsetForTimestamp(base + 15));
+    EXPECT_EQ(hit.offset, 5 * i + 2) << "between two records: the later";
+    EXPECT_EQ(hit.timestamp, base + 20);
+    ASSERT_OK_AND_ASSIGN(hit, partition->OffsetForTimestamp(base + 41));
+    EXPECT_EQ(hit.offset, 5 * i + 5) << "above every record: the next batch";
+    EXPECT_EQ(hit.timestamp, i < 3 ? base + 10000 : 90000);
+  }
+}
+
+// A batch whose records do not decompress (records are not validated by
+// default) fails the lookup that reaches it with a typed error naming the
+// partition and the batch, rather than an answer from its header.
+TEST_F(PartitionTest, OffsetForTimestampFailsOnRecordsThatDoNotDecompress) {
+  auto partition = OpenLeader();
+  AppendDurably(*partition, Batch(1, 16, 1000));  // 0
+  test::BatchBuilder builder;
+  builder.BaseTimestamp(2000).CodecBitsOnly(CompressionCodec::kSnappy);
+  builder.AddRecord(absl::nullopt, "a", 0).AddRecord(absl::nullopt, "b", 1);
+  AppendDurably(*partition, builder.Build());  // 1..2
+  EXPECT_THAT(partition->OffsetForTimestamp(2001),
+              HasStorageErrorWithMessage(
+                  StorageErrorCode::kCorruptMessage,
+                  AllOf(HasSubstr(dir()), HasSubstr("batch at offset 1"))));
+  ASSERT_OK_AND_ASSIGN(OffsetAndTimestamp hit,
+                       partition->OffsetForTimestamp(1000));
+  EXPECT_EQ(hit.offset, 0) << "a lookup answered before it";
+  // Records that decode wrongly are the codec layer's kInvalidRecord.
+  std::string malformed = Batch(2, 16, 3000);
+  malformed[batch_layout::kRecords] = 0x7e;  // a record longer than the batch
+  test::FixCrc(&malformed);
+  AppendDurably(*partition, malformed);  // 3..4
+  EXPECT_THAT(partition->OffsetForTimestamp(3000),
+              HasStorageErrorWithMessage(StorageErrorCode::kInvalidRecord,
+                                         HasSubstr("batch at offset 3")));
 }
 
 // Only a leader holds descriptors: once relinquished, the calls that would
