@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -194,6 +195,9 @@ struct CompactionView {
   // A delete horizon the last pass stamped has passed: a pass would remove
   // tombstones or markers even though nothing is dirty.
   bool delete_horizon_due = false;
+  // Changes whenever a config value compaction depends on changes (the
+  // cleaner retries a partition it gave up on after a config change).
+  std::string config_fingerprint;
   // The partition's config values that decide.
   double min_cleanable_dirty_ratio = 0.5;
   int64_t max_compaction_lag_ms = 0;
@@ -202,6 +206,23 @@ struct CompactionView {
     const uint64_t total = clean_bytes + dirty_bytes;
     return total == 0 ? 0.0 : static_cast<double>(dirty_bytes) / total;
   }
+};
+
+class OffsetMap;  // storage/common/offset_map.h
+
+// How to run one compaction pass (Partition::Compact, the engine's
+// CompactionHost).
+struct CompactionRequest {
+  // "Now" for min.compaction.lag.ms and the delete horizons.
+  int64_t now_ms = 0;
+  // Required; cleared first. One per cleaner thread (its memory is the
+  // thread's share of log.cleaner.dedupe.buffer.size). Not owned.
+  OffsetMap* map = nullptr;
+  // Called with the bytes about to be read or written (the cleaner's I/O
+  // throttle; it may block). Optional.
+  std::function<void(uint64_t bytes)> throttle;
+  // Polled between groups: true ends the pass early. Optional.
+  std::function<bool()> stop;
 };
 
 // What one compaction pass did.

@@ -565,4 +565,19 @@ absl::StatusOr<LogStartAdvance> DiskEngine::AdvanceLogStartForRetention(
   return advance;
 }
 
+// ---- CompactionHost
+// ----------------------------------------------------------
+
+absl::StatusOr<CompactionView> DiskEngine::DescribeCompaction(
+    const TopicPartition& tp, int64_t now_ms) {
+  KAAS_ASSIGN_OR_RETURN(std::shared_ptr<Partition> partition, Led(tp));
+  return EnsureStorageError(partition->DescribeCompaction(now_ms));
+}
+
+absl::StatusOr<CompactionReport> DiskEngine::Compact(
+    const TopicPartition& tp, const CompactionRequest& request) {
+  KAAS_ASSIGN_OR_RETURN(std::shared_ptr<Partition> partition, Led(tp));
+  return EnsureStorageError(partition->Compact(request));
+}
+
 }  // namespace kaas

@@ -59,6 +59,7 @@
 #include "placement/log_dir_set.h"
 #include "placement/placement_resolver.h"
 #include "storage/common/partition_config.h"
+#include "storage/engine/compaction_host.h"
 #include "storage/engine/retention_host.h"
 #include "storage/engine/storage_engine.h"
 #include "storage/engine/topic_identity.h"
@@ -72,7 +73,9 @@ namespace kaas {
 // dir; holds the target log dir's name (see MovePartitionToLogDir).
 inline constexpr absl::string_view kMovingToFileName = ".moving-to";
 
-class DiskEngine final : public StorageEngine, public RetentionHost {
+class DiskEngine final : public StorageEngine,
+                         public RetentionHost,
+                         public CompactionHost {
  public:
   struct Options {
     // The data dir: the log dir named "default". Created if missing.
@@ -192,6 +195,12 @@ class DiskEngine final : public StorageEngine, public RetentionHost {
   absl::StatusOr<LogStartAdvance> AdvanceLogStartForRetention(
       const TopicPartition& tp, int64_t target,
       RetentionReason reason) override;
+
+  // ---- CompactionHost ------------------------------------------------------
+  absl::StatusOr<CompactionView> DescribeCompaction(const TopicPartition& tp,
+                                                    int64_t now_ms) override;
+  absl::StatusOr<CompactionReport> Compact(
+      const TopicPartition& tp, const CompactionRequest& request) override;
 
   // ---- Tools ---------------------------------------------------------------
 

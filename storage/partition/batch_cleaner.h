@@ -45,7 +45,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "storage/batch/record_batch.h"
-#include "storage/partition/offset_map.h"
+#include "storage/common/offset_map.h"
 #include "txn/aborted_txn_list.h"
 
 namespace kaas::partition {

@@ -87,13 +87,13 @@
 #include "fs/file_system.h"
 #include "idempotence/producer_state_map.h"
 #include "storage/common/api_types.h"
+#include "storage/common/offset_map.h"
 #include "storage/common/partition_config.h"
 #include "storage/common/storage_stats.h"
 #include "storage/metadata/partition_metadata.pb.h"
 #include "storage/metadata/state_snapshot.pb.h"
 #include "storage/partition/batch_cleaner.h"
 #include "storage/partition/epoch_history.h"
-#include "storage/partition/offset_map.h"
 #include "storage/partition/partition_recovery.h"
 #include "storage/segment/read_handle_cache.h"
 #include "storage/segment/segment.h"
@@ -328,17 +328,7 @@ class Partition : public std::enable_shared_from_this<Partition> {
   // reads until the partition is reopened (whose recovery completes the
   // swap); nothing acknowledged is lost.
 
-  struct CompactionRequest {
-    // "Now" for min.compaction.lag.ms and the delete horizons.
-    int64_t now_ms = 0;
-    // Required; cleared first. One per cleaner thread.
-    OffsetMap* map = nullptr;
-    // Called with the bytes about to be read or written (the cleaner's I/O
-    // throttle; it may block). Optional.
-    std::function<void(uint64_t bytes)> throttle;
-    // Polled between groups: true ends the pass early. Optional.
-    std::function<bool()> stop;
-  };
+  using CompactionRequest = ::kaas::CompactionRequest;
 
   // What a pass would work on (reads segment time indexes: file I/O).
   absl::StatusOr<CompactionView> DescribeCompaction(int64_t now_ms);
@@ -599,6 +589,9 @@ class Partition : public std::enable_shared_from_this<Partition> {
                                      const std::string& cleaned_path,
                                      uint64_t cleaned_size)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(compaction_mu_);
+  // Ends a compaction pass in progress and keeps new ones from starting
+  // (Relinquish, Abandon, PrepareTruncation call it first).
+  void StopCompaction() ABSL_LOCKS_EXCLUDED(compaction_mu_, metadata_mu_, mu_);
   // Writes the manifest as it now is (compaction's write points).
   absl::Status WriteManifestLocked()
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(metadata_mu_);
@@ -678,6 +671,9 @@ class Partition : public std::enable_shared_from_this<Partition> {
   bool swap_on_disk_ ABSL_GUARDED_BY(metadata_mu_) = false;
   // Serialises compaction passes; taken before metadata_mu_.
   absl::Mutex compaction_mu_ ABSL_ACQUIRED_BEFORE(metadata_mu_);
+  // Set when the partition is closing: a pass in progress stops at its next
+  // batch (StopCompaction waits for it).
+  std::atomic<bool> stop_compaction_{false};
 
   // ---- Write path state.
   mutable absl::Mutex mu_;

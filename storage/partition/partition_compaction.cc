@@ -2,6 +2,7 @@
 // protocol (partition.h, "Compaction", has the steps).
 
 #include <algorithm>
+#include <atomic>
 #include <memory>
 #include <string>
 #include <utility>
@@ -43,11 +44,13 @@ constexpr size_t kReadChunkBytes = size_t{4} << 20;
 // bytes read to `*bytes_read`.
 absl::Status ForEachBatch(
     segment::Segment& segment, int64_t from,
-    const std::function<void(uint64_t)>& throttle, uint64_t* bytes_read,
+    const std::function<void(uint64_t)>& throttle,
+    const std::atomic<bool>& stop, uint64_t* bytes_read,
     absl::FunctionRef<absl::StatusOr<bool>(const RecordBatchView&)> visit) {
   const int64_t end = segment.next_offset();
   int64_t offset = from;
   while (offset < end) {
+    if (stop.load()) return absl::CancelledError("the partition is closing");
     if (throttle) throttle(kReadChunkBytes);
     KAAS_ASSIGN_OR_RETURN(segment::BatchReadResult read,
                           segment.Read(offset, end, kReadChunkBytes));
@@ -62,6 +65,7 @@ absl::Status ForEachBatch(
                           end));
     }
     while (!bytes.empty()) {
+      if (stop.load()) return absl::CancelledError("the partition is closing");
       KAAS_ASSIGN_OR_RETURN(size_t size, PeekBatchSize(bytes));
       KAAS_ASSIGN_OR_RETURN(RecordBatchView batch, RecordBatchView::ParseHeader(
                                                        bytes.substr(0, size)));
@@ -192,6 +196,11 @@ absl::StatusOr<CompactionView> Partition::DescribeCompaction(int64_t now_ms) {
   view.compact = plan.config.cleanup_compact;
   view.min_cleanable_dirty_ratio = plan.config.min_cleanable_dirty_ratio;
   view.max_compaction_lag_ms = plan.config.max_compaction_lag_ms;
+  view.config_fingerprint = absl::StrCat(
+      plan.config.segment_bytes, "/", plan.config.min_compaction_lag_ms, "/",
+      plan.config.max_compaction_lag_ms, "/",
+      plan.config.min_cleanable_dirty_ratio, "/",
+      plan.config.delete_retention_ms, "/", plan.config.cleanup_delete);
   view.cleaner_offset = plan.cleaner_offset;
   if (plan.segments.empty()) return view;
   view.delete_horizon_due = plan.next_delete_horizon_ms <= now_ms;
@@ -213,7 +222,7 @@ absl::StatusOr<CompactionView> Partition::DescribeCompaction(int64_t now_ms) {
 absl::StatusOr<CompactionReport> Partition::Compact(
     const CompactionRequest& request) {
   absl::StatusOr<CompactionReport> report = RunCompaction(request);
-  if (absl::IsNotFound(report.status())) {
+  if (absl::IsNotFound(report.status()) || absl::IsCancelled(report.status())) {
     // A segment the pass was reading left the log (retention, DeleteRecords,
     // a close): the next pass starts over.
     CompactionReport incomplete;
@@ -232,6 +241,10 @@ absl::StatusOr<CompactionReport> Partition::RunCompaction(
     const CompactionRequest& request) {
   CHECK(request.map != nullptr) << "Compact needs an offset map";
   absl::MutexLock pass(&compaction_mu_);
+  if (stop_compaction_.load()) {
+    return StorageError(StorageErrorCode::kNotLeader,
+                        absl::StrCat(dir_, ": the partition is closing"));
+  }
   {
     // A swap whose last manifest write failed is still recorded on disk:
     // record the log as it is before anything else is written.
@@ -259,7 +272,7 @@ absl::StatusOr<CompactionReport> Partition::RunCompaction(
     bool full = false;
     KAAS_RETURN_IF_ERROR(ForEachBatch(
         *segment, std::max(plan.cleaner_offset, segment->base_offset()),
-        request.throttle, &report.bytes_read,
+        request.throttle, stop_compaction_, &report.bytes_read,
         [&](const RecordBatchView& batch) -> absl::StatusOr<bool> {
           KAAS_ASSIGN_OR_RETURN(bool added, KeysIntoMap(batch, aborted, &map));
           if (!added) {
@@ -362,7 +375,7 @@ absl::StatusOr<bool> Partition::CleanGroup(const SegmentList& group,
     for (const std::shared_ptr<segment::Segment>& segment : group) {
       report.bytes_before += segment->size();
       KAAS_RETURN_IF_ERROR(ForEachBatch(
-          *segment, segment->base_offset(), request.throttle,
+          *segment, segment->base_offset(), request.throttle, stop_compaction_,
           &report.bytes_read,
           [&](const RecordBatchView& batch) -> absl::StatusOr<bool> {
             KAAS_ASSIGN_OR_RETURN(BatchCleaner::Decision decision,

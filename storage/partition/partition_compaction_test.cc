@@ -15,7 +15,7 @@
 #include "gtest/gtest.h"
 #include "storage/batch/record_batch.h"
 #include "storage/batch/records.h"
-#include "storage/partition/offset_map.h"
+#include "storage/common/offset_map.h"
 #include "storage/partition/partition_testlib.h"
 #include "storage/segment/segment_name.h"
 #include "testing/batch_builder.h"

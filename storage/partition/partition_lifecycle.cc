@@ -231,7 +231,16 @@ void Partition::AwaitPersistsAfterClose() {
   for (const auto& segment : segments) segment->StopPersisting();
 }
 
+void Partition::StopCompaction() {
+  // A pass checks the flag between batches, so this waits for at most one
+  // read or one swap: no compaction writes into the directory once the
+  // partition lets go of it.
+  stop_compaction_.store(true);
+  absl::MutexLock pass(&compaction_mu_);
+}
+
 absl::Status Partition::Relinquish() {
+  StopCompaction();
   absl::MutexLock metadata_lock(&metadata_mu_);
   Completions done;
   absl::Status result;
@@ -291,6 +300,7 @@ void Partition::ReleaseLock() {
 }
 
 void Partition::Abandon() {
+  StopCompaction();
   Completions done;
   {
     absl::MutexLock lock(&mu_);
@@ -346,6 +356,7 @@ absl::Status Partition::SetHighWatermark(int64_t offset) {
 
 absl::StatusOr<int64_t> Partition::PrepareTruncation(int64_t offset,
                                                      bool full) {
+  StopCompaction();
   absl::MutexLock metadata_lock(&metadata_mu_);
   Completions done;
   absl::Status failure;

@@ -1,4 +1,4 @@
-// File: storage/partition/offset_map.h
+// File: storage/common/offset_map.h
 //
 // Compaction's key -> latest offset map (Kafka's SkimpyOffsetMap), of a
 // fixed memory size: log.cleaner.dedupe.buffer.size divided among the
@@ -11,8 +11,8 @@
 //
 // Thread-safety: thread-compatible (one cleaner thread owns a map).
 
-#ifndef KAAS_STORAGE_PARTITION_OFFSET_MAP_H_
-#define KAAS_STORAGE_PARTITION_OFFSET_MAP_H_
+#ifndef KAAS_STORAGE_COMMON_OFFSET_MAP_H_
+#define KAAS_STORAGE_COMMON_OFFSET_MAP_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -21,7 +21,7 @@
 
 #include "absl/strings/string_view.h"
 
-namespace kaas::partition {
+namespace kaas {
 
 class OffsetMap {
  public:
@@ -63,6 +63,6 @@ class OffsetMap {
   size_t size_ = 0;
 };
 
-}  // namespace kaas::partition
+}  // namespace kaas
 
-#endif  // KAAS_STORAGE_PARTITION_OFFSET_MAP_H_
+#endif  // KAAS_STORAGE_COMMON_OFFSET_MAP_H_

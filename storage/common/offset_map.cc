@@ -1,4 +1,4 @@
-#include "storage/partition/offset_map.h"
+#include "storage/common/offset_map.h"
 
 #include <algorithm>
 #include <functional>
@@ -7,7 +7,7 @@
 #include "absl/hash/hash.h"
 #include "glog/logging.h"
 
-namespace kaas::partition {
+namespace kaas {
 namespace {
 
 // Two hashes from different algorithms (Abseil's and libstdc++'s
@@ -64,4 +64,4 @@ void OffsetMap::Clear() {
   size_ = 0;
 }
 
-}  // namespace kaas::partition
+}  // namespace kaas
