@@ -93,5 +93,53 @@ TEST_F(KaaslogDumpTest, ShowsTheLogStartTheCleanerPersisted) {
   EXPECT_THAT(dump.output, HasSubstr("00000000000000000002.log"));
 }
 
+// `kaaslog compact` runs one pass over a partition no engine leads, and
+// `kaaslog dump` then shows the compacted batches, their gaps and the delete
+// horizon of the tombstone kept; the engine reads the compacted log back.
+TEST_F(KaaslogDumpTest, CompactsOfflineAndDumpShowsGapsAndHorizons) {
+  const TopicPartition tp{"profiles", 0};
+  WriteTopicFile(tp.topic, ".config.json", R"({"cleanupPolicy": "compact"})");
+  DiskEngine::Options options = MakeOptions();
+  options.default_config.segment_bytes = 1024;
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<DiskEngine> engine,
+                       DiskEngine::Create(std::move(options)));
+  ASSERT_OK(engine->TakeOver(tp, 1).status());
+  for (int i = 0; i < 60; ++i) {
+    test::BatchBuilder builder;
+    builder.BaseTimestamp(1000).AddRecord(absl::StrCat("user", i % 3),
+                                          absl::StrCat("profile", i));
+    if (i == 30) builder.AddRecord("gone", absl::nullopt);  // a tombstone
+    ASSERT_OK(
+        engine->AppendAndWait(tp, 1, Acks::kAll, builder.Build()).status());
+  }
+  ASSERT_OK_AND_ASSIGN(std::string dir, engine->PartitionDir(tp));
+  // While the engine leads it, the tool refuses and changes nothing.
+  CommandResult refused =
+      RunCommand(absl::StrCat(KaaslogPath(), " compact ", dir));
+  EXPECT_EQ(refused.exit_status, 1) << refused.output;
+  ASSERT_OK(engine->Drain());
+  engine.reset();
+
+  CommandResult compact =
+      RunCommand(absl::StrCat(KaaslogPath(), " compact ", dir));
+  EXPECT_EQ(compact.exit_status, 0) << compact.output;
+  EXPECT_THAT(compact.output, HasSubstr("records removed"));
+  CommandResult dump =
+      RunCommand(absl::StrCat(KaaslogPath(), " dump --records ", dir));
+  EXPECT_EQ(dump.exit_status, 0) << dump.output;
+  EXPECT_THAT(dump.output, HasSubstr("stands for batches compaction removed"));
+  EXPECT_THAT(dump.output, HasSubstr("deleteHorizonMs: "));
+  EXPECT_THAT(dump.output, HasSubstr("cleaner_offset"));
+
+  ASSERT_OK_AND_ASSIGN(engine, DiskEngine::Create(MakeOptions()));
+  ASSERT_OK(engine->TakeOver(tp, 2).status());
+  ASSERT_OK_AND_ASSIGN(
+      ReadResult read,
+      engine->Read(tp, 0, 1 << 20, Isolation::kReadUncommitted));
+  const std::string bytes(read.records);
+  EXPECT_THAT(bytes, HasSubstr("profile59"));
+  EXPECT_THAT(bytes, Not(HasSubstr("profile0")));
+}
+
 }  // namespace
 }  // namespace kaas::cleaner

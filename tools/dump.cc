@@ -216,6 +216,15 @@ class Dumper {
       Note(DumpTopicIdFile(fs_, dir, out_));
       return;
     }
+    if (std::optional<segment::SegmentId> cleaned =
+            segment::ParseCleanedFileName(name)) {
+      out_ << "CLEANED: " << path
+           << ": compaction output not yet swapped in (the manifest's "
+              "compaction_swap says whether the next open completes the swap "
+              "or deletes it)\n";
+      DumpLog(path, cleaned->base_offset);
+      return;
+    }
     if (absl::EndsWith(name, ".log")) {
       out_ << "NOTE: " << name << " is not a segment file name\n";
       DumpLog(path, std::nullopt);

@@ -18,9 +18,9 @@ namespace kaas::tools {
 namespace {
 
 std::vector<const Subcommand*> AllSubcommands() {
-  return {&DemoSubcommand(),      &BenchSubcommand(),     &DumpSubcommand(),
-          &VerifySubcommand(),    &AppendSubcommand(),    &ReadSubcommand(),
-          &DemoChildSubcommand(), &BenchChildSubcommand()};
+  return {&DemoSubcommand(),   &BenchSubcommand(),     &DumpSubcommand(),
+          &VerifySubcommand(), &CompactSubcommand(),   &AppendSubcommand(),
+          &ReadSubcommand(),   &DemoChildSubcommand(), &BenchChildSubcommand()};
 }
 
 const Subcommand* FindSubcommand(const std::string& name) {

@@ -107,8 +107,20 @@ std::string DescribeBatch(const RecordBatchView& batch, uint64_t position,
       batch.crc(), Bool(crc_valid));
   if (!crc_valid)
     absl::StrAppendFormat(&line, " computedCrc: 0x%08x", computed_crc);
-  if (batch.has_delete_horizon())
-    absl::StrAppend(&line, " hasDeleteHorizon: true");
+  if (batch.has_delete_horizon()) {
+    // KIP-534: compaction stamped the horizon in the baseTimestamp field.
+    absl::StrAppend(&line, " hasDeleteHorizon: true deleteHorizonMs: ",
+                    batch.base_timestamp());
+  }
+  const int64_t offsets = int64_t{batch.last_offset_delta()} + 1;
+  if (batch.record_count() >= 0 && batch.record_count() < offsets) {
+    // Compaction keeps a batch's offsets when it removes records: the gap.
+    absl::StrAppend(&line, " compacted: ", offsets - batch.record_count(),
+                    " of ", offsets, " offsets removed");
+    if (batch.record_count() == 0 && !batch.has_producer_id()) {
+      absl::StrAppend(&line, " (stands for batches compaction removed)");
+    }
+  }
   if (batch.is_control()) {
     absl::StatusOr<ControlType> type = batch.control_type();
     if (type.ok()) {

@@ -89,12 +89,39 @@ std::string DescribeManifest(const metadata::PartitionManifest& manifest) {
     epochs.push_back(absl::StrFormat("epoch %d from offset %d", start.epoch(),
                                      start.start_offset()));
   }
-  return absl::StrFormat(
+  std::string text = absl::StrFormat(
       "  leader epoch: %d\n  log start offset: %d\n"
       "  log end offset: %d (advisory)\n  epoch history: %s\n",
       manifest.leader_epoch(), manifest.log_start_offset(),
       manifest.log_end_offset(),
       epochs.empty() ? "(none)" : absl::StrJoin(epochs, "; "));
+  if (manifest.cleaner_offset() > 0) {
+    absl::StrAppendFormat(&text,
+                          "  cleaner_offset: %d (compaction read keys up to "
+                          "here)\n",
+                          manifest.cleaner_offset());
+  }
+  if (manifest.has_next_delete_horizon_ms()) {
+    absl::StrAppendFormat(&text, "  next delete horizon: %d ms\n",
+                          manifest.next_delete_horizon_ms());
+  }
+  if (manifest.has_truncate_to()) {
+    absl::StrAppendFormat(&text, "  truncation in progress to offset %d\n",
+                          manifest.truncate_to());
+  }
+  if (manifest.has_compaction_swap()) {
+    std::vector<std::string> replaced;
+    for (const metadata::SegmentRef& ref :
+         manifest.compaction_swap().replaced()) {
+      replaced.push_back(
+          absl::StrFormat("base %d epoch %d", ref.base_offset(), ref.epoch()));
+    }
+    absl::StrAppendFormat(&text,
+                          "  compaction swap in progress (the next open "
+                          "completes it): replaces %s\n",
+                          absl::StrJoin(replaced, "; "));
+  }
+  return text;
 }
 
 std::string DescribeCheckpoint(const metadata::RecoveryCheckpoint& checkpoint) {

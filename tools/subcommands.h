@@ -24,6 +24,9 @@ const Subcommand& BenchChildSubcommand();
 // dump.cc: decode a partition dir or one file.
 const Subcommand& DumpSubcommand();
 
+// compact.cc: one compaction pass over a partition, offline.
+const Subcommand& CompactSubcommand();
+
 // verify.cc: check a data dir read-only, or repair it.
 const Subcommand& VerifySubcommand();
 

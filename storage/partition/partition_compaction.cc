@@ -470,9 +470,19 @@ absl::StatusOr<bool> Partition::SwapInCleaned(const SegmentList& group,
     segment->StopPersisting();
     segment->DropReadState();
   }
+  // The first segment's indexes describe the old bytes: they go before
+  // the rename (a crash between leaves none, and reads rebuild them).
+  absl::Status status;
+  for (segment::SegmentFileKind kind : {segment::SegmentFileKind::kOffsetIndex,
+                                        segment::SegmentFileKind::kTimeIndex}) {
+    absl::Status unlinked = fs.Unlink(group.front()->path(kind));
+    if (!unlinked.ok() && !absl::IsNotFound(unlinked) && status.ok()) {
+      status = unlinked;
+    }
+  }
   const std::string first_log =
       group.front()->path(segment::SegmentFileKind::kLog);
-  absl::Status status = fs.Rename(cleaned_path, first_log);
+  if (status.ok()) status = fs.Rename(cleaned_path, first_log);
   {
     absl::MutexLock lock(&mu_);
     if (status.ok()) {
@@ -494,6 +504,13 @@ absl::StatusOr<bool> Partition::SwapInCleaned(const SegmentList& group,
     status = group[i]->DeleteFiles();
   }
   if (status.ok()) status = fs.SyncDir(dir_);
+  // The new segment's index files now, so that no read pays for them.
+  if (status.ok()) {
+    if (absl::Status indexed = cleaned->RebuildIndexFiles(); !indexed.ok()) {
+      LOG(WARNING) << dir_ << ": indexes of the compacted segment at offset "
+                   << group.front()->base_offset() << ": " << indexed;
+    }
+  }
   if (!status.ok()) {
     // The manifest still records the swap (swap_on_disk_).
     return StorageError(
