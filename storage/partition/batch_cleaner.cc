@@ -129,11 +129,15 @@ absl::StatusOr<BatchCleaner::Decision> BatchCleaner::Clean(
     }
     counts_.records_removed +=
         static_cast<int64_t>(records.size() - kept.size());
-    if (batch.is_transactional() && !kept.empty()) {
-      transactions_with_data_.insert(batch.producer_id());
-    }
     const bool protected_batch =
         context_.producer_batches.contains(batch.base_offset());
+    // A transactional batch that stays, even emptied, opens its transaction
+    // again when recovery replays the log: its marker must stay too, or the
+    // transaction would look open forever (and hold the last stable offset
+    // back).
+    if (batch.is_transactional() && (!kept.empty() || protected_batch)) {
+      transactions_with_data_.insert(batch.producer_id());
+    }
     if (kept.size() == records.size() && !needs_horizon) {
       decision.verdict = Verdict::kKeep;
     } else if (kept.empty() && !protected_batch) {

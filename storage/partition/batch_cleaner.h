@@ -19,8 +19,10 @@
 //   * nothing of an aborted transaction (the aborted ranges of the
 //     transaction index say which data is aborted);
 //   * a transaction marker while data of its transaction remains before it
-//     in the log; after that, until its own delete horizon has passed (the
-//     first pass that finds it alone stamps it);
+//     in the log (a batch of it kept emptied counts: replaying it reopens
+//     the transaction, which only the marker closes); after that, until its
+//     own delete horizon has passed (the first pass that finds it alone
+//     stamps it);
 //   * every batch a producer's idempotence window holds (their offsets are
 //     given), emptied if none of its records stay: producer state and
 //     duplicate detection survive compaction and recovery;

@@ -9,6 +9,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "glog/logging.h"
 #include "gmock/gmock.h"
@@ -380,6 +381,32 @@ TEST_F(CompactionTest, AbortedDataGoesAndMarkersGoOnceAloneAndPastHorizon) {
   // read_committed still sees exactly the committed record.
   std::string committed = ReadAll(*partition, 0, Isolation::kReadCommitted);
   EXPECT_EQ(Latest(RecordsOf(committed, 0))["c"], "committed");
+}
+
+// Found by the model test: an aborted transaction's data batch that a
+// producer's window keeps (emptied) reopens the transaction when recovery
+// replays it, so its marker must stay; without it the last stable offset
+// stayed there for good after a restart.
+TEST_F(CompactionTest, AKeptTransactionalBatchKeepsItsMarker) {
+  PartitionConfig config = CompactConfig();
+  auto partition = OpenLeader(1, config);
+  AppendDurably(*partition, TxnBatch(7, 0, "t", "aborted"));
+  AppendDurably(*partition,
+                test::ControlBatch(ControlType::kAbort, 7, 0, 0, 1000));
+  Overwrite(*partition, 3, 12);
+  Compact(*partition);
+  clock().Advance(absl::Milliseconds(config.delete_retention_ms + 1));
+  Compact(*partition);
+  ASSERT_OK(partition->Relinquish());
+  // Recovery rebuilds the transaction state from the log (as after a crash
+  // that left no usable snapshot).
+  for (const std::string& name : ListDir()) {
+    if (absl::EndsWith(name, ".snapshot")) {
+      ASSERT_OK(fs().Unlink(PathOf(name)));
+    }
+  }
+  partition = OpenLeader(2, config);
+  EXPECT_EQ(partition->LastStableOffset(), partition->HighWatermark());
 }
 
 TEST_F(CompactionTest, AProducersLastBatchSurvivesEmptiedAndStillDedupes) {
