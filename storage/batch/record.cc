@@ -119,19 +119,32 @@ void AppendBytes(const absl::optional<absl::string_view>& bytes,
 
 void AppendRecord(const Record& record, int64_t timestamp_delta,
                   std::string* out) {
-  std::string body;
-  body.push_back(static_cast<char>(record.attributes));
-  AppendVarlong(timestamp_delta, &body);
-  AppendVarint(record.offset_delta, &body);
-  AppendBytes(record.key, &body);
-  AppendBytes(record.value, &body);
-  AppendVarint(static_cast<int32_t>(record.headers.size()), &body);
+  // The body's size first, so that the record is written in place (no
+  // temporary copy of a value that may be large).
+  auto bytes_size = [](const absl::optional<absl::string_view>& bytes) {
+    return bytes.has_value()
+               ? VarintSize(static_cast<int32_t>(bytes->size())) + bytes->size()
+               : VarintSize(-1);
+  };
+  size_t body = 1 + VarlongSize(timestamp_delta) +
+                VarintSize(record.offset_delta) + bytes_size(record.key) +
+                bytes_size(record.value) +
+                VarintSize(static_cast<int32_t>(record.headers.size()));
   for (const RecordHeader& header : record.headers) {
-    AppendBytes(header.key, &body);
-    AppendBytes(header.value, &body);
+    body += bytes_size(header.key) + bytes_size(header.value);
   }
-  AppendVarint(static_cast<int32_t>(body.size()), out);
-  out->append(body);
+  out->reserve(out->size() + VarintSize(static_cast<int32_t>(body)) + body);
+  AppendVarint(static_cast<int32_t>(body), out);
+  out->push_back(static_cast<char>(record.attributes));
+  AppendVarlong(timestamp_delta, out);
+  AppendVarint(record.offset_delta, out);
+  AppendBytes(record.key, out);
+  AppendBytes(record.value, out);
+  AppendVarint(static_cast<int32_t>(record.headers.size()), out);
+  for (const RecordHeader& header : record.headers) {
+    AppendBytes(header.key, out);
+    AppendBytes(header.value, out);
+  }
 }
 
 }  // namespace kaas

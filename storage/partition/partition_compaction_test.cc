@@ -337,6 +337,7 @@ TEST_F(CompactionTest, RecordsWithoutAKeyAreRefusedOnACompactedTopic) {
 
 TEST_F(CompactionTest, AbortedDataGoesAndMarkersGoOnceAloneAndPastHorizon) {
   PartitionConfig config = CompactConfig();
+  config.producer_id_expiration_ms = 1000;
   auto partition = OpenLeader(1, config);
   AppendDurably(*partition, TxnBatch(7, 0, "t", "aborted"));
   AppendDurably(*partition, TxnBatch(8, 0, "c", "committed", /*seq=*/0));
@@ -366,6 +367,17 @@ TEST_F(CompactionTest, AbortedDataGoesAndMarkersGoOnceAloneAndPastHorizon) {
   };
   EXPECT_EQ(markers(), 2);
   EXPECT_EQ(report.markers_removed, 0);
+  // The aborted batch stays (emptied) while producer 7's idempotence window
+  // holds it, and with it its marker (AKeptTransactionalBatchKeepsItsMarker).
+  clock().Advance(absl::Milliseconds(config.delete_retention_ms + 1));
+  EXPECT_EQ(Compact(*partition).markers_removed, 0);
+  // Once the producer has expired, the batch goes; its marker, alone now,
+  // gets its horizon, and goes after it.
+  clock().Advance(absl::Milliseconds(config.producer_id_expiration_ms + 1));
+  partition->ExpireProducers();
+  Overwrite(*partition, 3, 12);  // something dirty, so that a pass runs
+  EXPECT_EQ(Compact(*partition).markers_removed, 0);
+  EXPECT_EQ(markers(), 2);
   clock().Advance(absl::Milliseconds(config.delete_retention_ms + 1));
   report = Compact(*partition);
   EXPECT_EQ(report.markers_removed, 1);
@@ -581,6 +593,51 @@ TEST_F(CompactionTest, AGroupRetentionTookMeanwhileIsGivenUp) {
   ASSERT_THAT(records, Not(IsEmpty()));
   Compact(*partition);
   EXPECT_EQ(Latest(Records(*partition)), model);
+}
+
+// Relinquish or Abandon during a pass: the pass ends (or finishes first),
+// nothing is lost, and no compaction file is left behind once they return.
+TEST_F(CompactionTest, RelinquishAndAbandonEndAPassInProgress) {
+  for (bool abandon : {false, true}) {
+    SCOPED_TRACE(abandon ? "abandon" : "relinquish");
+    auto partition = OpenLeader(1, CompactConfig());
+    std::map<std::string, Value> model = Overwrite(*partition, 6, 10);
+    std::thread closer;
+    OffsetMap map(1 << 20);
+    Partition::CompactionRequest request;
+    request.now_ms = clock().NowMillis();
+    request.map = &map;
+    request.throttle = [&](uint64_t) {
+      if (closer.joinable()) return;
+      closer = std::thread([&] {
+        if (abandon) {
+          partition->Abandon();
+        } else {
+          EXPECT_OK(partition->Relinquish());
+        }
+      });
+    };
+    absl::StatusOr<CompactionReport> report = partition->Compact(request);
+    // Either outcome is fine: the pass ends early or finishes first.
+    EXPECT_TRUE(
+        report.ok() ||
+        HasStorageErrorCode(report.status(), StorageErrorCode::kNotLeader))
+        << report.status();
+    closer.join();
+    for (const std::string& name : ListDir()) {
+      EXPECT_FALSE(segment::ParseCleanedFileName(name).has_value()) << name;
+    }
+    partition.reset();
+    partition = OpenLeader(2, CompactConfig());
+    EXPECT_EQ(Latest(Records(*partition)), model);
+    ASSERT_OK(partition->Relinquish());
+    partition.reset();
+    for (const std::string& name : ListDir()) {
+      if (name != "lock") {
+        ASSERT_OK(fs().Unlink(PathOf(name)));
+      }
+    }
+  }
 }
 
 TEST_F(CompactionTest, ConcurrentAppendsAndReadsSeeAConsistentLog) {
