@@ -37,8 +37,8 @@
 #include "storage/batch/record_batch.h"
 #include "storage/common/offset_map.h"
 #include "storage/common/storage_stats.h"
-#include "storage/metadata/state_snapshot.pb.h"
 #include "storage/partition/partition.h"
+#include "storage/partition/standalone_runtime.h"
 #include "storage/segment/read_handle_cache.h"
 
 namespace kaas::bench {
@@ -142,24 +142,14 @@ void Run(const std::string& parent, CompressionCodec codec) {
   fs::ScopedTempDir temp(parent);
   const std::string dir = fs::JoinPath(temp.path(), "topic/0");
   fs::FileSystem& fs = *fs::PosixFileSystem::Default();
-  StorageStats stats;
-  segment::ReadHandleCache cache(64);
-  TimerThread timers("bench-timers");
-  ThreadPool pool(2, "bench-io");
-  partition::PartitionRuntime runtime;
-  runtime.fs = &fs;
-  runtime.clock = Clock::Real();
-  runtime.io_pool = &pool;
-  runtime.timers = &timers;
-  runtime.read_cache = &cache;
-  runtime.stats = &stats;
+  partition::StandaloneRuntime runtime(&fs);
   PartitionConfig config;
   config.cleanup_compact = true;
   config.cleanup_delete = false;
   config.flush_interval_messages = 0;  // the writes are not what is measured
   partition::OpenReport report;
   std::shared_ptr<partition::Partition> partition = *partition::Partition::Open(
-      runtime, dir, config, metadata::ProducerFences(), &report);
+      runtime.Get(), dir, config, metadata::ProducerFences(), &report);
   CHECK(partition->TakeOver(1).status().ok());
   // 1 GiB of records; every key written 10 times, so 10% of them are live.
   const int64_t records = kLogBytes / (kValueBytes + 24);

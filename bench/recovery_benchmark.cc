@@ -33,6 +33,7 @@
 #include "storage/batch/record_batch.h"
 #include "storage/common/storage_stats.h"
 #include "storage/partition/partition.h"
+#include "storage/partition/standalone_runtime.h"
 #include "storage/segment/read_handle_cache.h"
 
 namespace kaas::bench {
@@ -45,24 +46,9 @@ namespace {
 constexpr uint64_t kLogBytes = uint64_t{1} << 30;
 
 // What a Partition needs from its engine, owned here.
-class Runtime {
+class Runtime : public partition::StandaloneRuntime {
  public:
-  PartitionRuntime Get() {
-    PartitionRuntime runtime;
-    runtime.fs = fs::PosixFileSystem::Default();
-    runtime.clock = Clock::Real();
-    runtime.io_pool = &pool_;
-    runtime.timers = &timers_;
-    runtime.read_cache = &cache_;
-    runtime.stats = &stats_;
-    return runtime;
-  }
-
- private:
-  StorageStats stats_;
-  segment::ReadHandleCache cache_{64};
-  TimerThread timers_{"bench-timers"};
-  ThreadPool pool_{2, "bench-io"};
+  Runtime() : StandaloneRuntime(fs::PosixFileSystem::Default()) {}
 };
 
 PartitionConfig CrashConfig() {

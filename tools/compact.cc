@@ -26,6 +26,7 @@
 #include "storage/engine/topic_config.h"
 #include "storage/metadata/producer_fences.h"
 #include "storage/partition/partition.h"
+#include "storage/partition/standalone_runtime.h"
 #include "storage/segment/read_handle_cache.h"
 #include "tools/cli.h"
 #include "tools/subcommands.h"
@@ -47,21 +48,11 @@ absl::StatusOr<CompactionReport> CompactOffline(const std::string& dir,
     return absl::FailedPreconditionError(absl::StrCat(
         fs::Dirname(dir), "/.config.json: cleanup.policy is not compact"));
   }
-  StorageStats stats;
-  segment::ReadHandleCache cache(16);
-  TimerThread timers("compact-timers");
-  ThreadPool pool(1, "compact-io");
-  partition::PartitionRuntime runtime;
-  runtime.fs = &fs;
-  runtime.clock = Clock::Real();
-  runtime.io_pool = &pool;
-  runtime.timers = &timers;
-  runtime.read_cache = &cache;
-  runtime.stats = &stats;
+  partition::StandaloneRuntime runtime(&fs, /*io_threads=*/1);
   partition::OpenReport report;
   KAAS_ASSIGN_OR_RETURN(
       std::shared_ptr<partition::Partition> partition,
-      partition::Partition::Open(runtime, dir, config,
+      partition::Partition::Open(runtime.Get(), dir, config,
                                  metadata::ProducerFences(), &report));
   OffsetMap map(map_bytes);
   CompactionRequest request;

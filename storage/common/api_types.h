@@ -226,7 +226,20 @@ struct CompactionRequest {
 };
 
 // What one compaction pass did.
-struct CompactionReport {
+// What the rewriting walk of a compaction pass counted (the partition
+// layer's BatchCleaner fills it).
+struct CompactionCounts {
+  int64_t batches_read = 0;
+  int64_t batches_removed = 0;
+  int64_t batches_rewritten = 0;
+  int64_t records_read = 0;
+  int64_t records_removed = 0;
+  int64_t tombstones_removed = 0;
+  int64_t markers_removed = 0;
+  int64_t null_key_records_removed = 0;
+};
+
+struct CompactionReport : CompactionCounts {
   // The keys read covered [dirty_start, map_end); the cleaner offset is now
   // map_end. A pass that finds nothing dirty leaves both equal.
   int64_t dirty_start = 0;
@@ -240,14 +253,6 @@ struct CompactionReport {
   uint64_t bytes_after = 0;
   // Bytes read from the log (both walks).
   uint64_t bytes_read = 0;
-  int64_t batches_read = 0;
-  int64_t batches_removed = 0;
-  int64_t batches_rewritten = 0;
-  int64_t records_read = 0;
-  int64_t records_removed = 0;
-  int64_t tombstones_removed = 0;
-  int64_t markers_removed = 0;
-  int64_t null_key_records_removed = 0;
   // False if the pass stopped early (stop request, a group given up because
   // retention or DeleteRecords removed its segments meanwhile).
   bool complete = true;

@@ -47,6 +47,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "storage/batch/record_batch.h"
+#include "storage/common/api_types.h"
 #include "storage/common/offset_map.h"
 #include "txn/aborted_txn_list.h"
 
@@ -73,22 +74,6 @@ class AbortedRanges {
 absl::StatusOr<bool> KeysIntoMap(const RecordBatchView& batch,
                                  const AbortedRanges& aborted, OffsetMap* map);
 
-// What one pass counted.
-struct CleanCounts {
-  int64_t batches_read = 0;
-  int64_t batches_removed = 0;
-  int64_t batches_rewritten = 0;
-  int64_t records_read = 0;
-  int64_t records_removed = 0;
-  int64_t tombstones_removed = 0;
-  int64_t markers_removed = 0;
-  int64_t null_key_records_removed = 0;
-  // The earliest delete horizon of what the pass kept (tombstones, lone
-  // markers), INT64_MAX if none: a pass after it has something to remove
-  // even when nothing is dirty.
-  int64_t earliest_horizon_ms = INT64_MAX;
-};
-
 class BatchCleaner {
  public:
   struct Context {
@@ -113,7 +98,11 @@ class BatchCleaner {
   // from the log start). Errors: the batch's records do not decode.
   absl::StatusOr<Decision> Clean(const RecordBatchView& batch);
 
-  const CleanCounts& counts() const { return counts_; }
+  const CompactionCounts& counts() const { return counts_; }
+  // The earliest delete horizon of what the walk kept (tombstones, lone
+  // markers), INT64_MAX if none: a pass after it has something to remove
+  // even when nothing is dirty.
+  int64_t earliest_horizon_ms() const { return earliest_horizon_ms_; }
 
  private:
   absl::StatusOr<Decision> CleanMarker(const RecordBatchView& batch);
@@ -129,15 +118,15 @@ class BatchCleaner {
   }
 
   void NoteHorizon(int64_t horizon_ms) {
-    counts_.earliest_horizon_ms =
-        std::min(counts_.earliest_horizon_ms, horizon_ms);
+    earliest_horizon_ms_ = std::min(earliest_horizon_ms_, horizon_ms);
   }
 
   const Context context_;
   // Producers whose current transaction kept data in this pass (so its
   // marker must stay).
   absl::flat_hash_set<int64_t> transactions_with_data_;
-  CleanCounts counts_;
+  CompactionCounts counts_;
+  int64_t earliest_horizon_ms_ = INT64_MAX;
 };
 
 }  // namespace kaas::partition

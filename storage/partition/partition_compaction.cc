@@ -330,21 +330,13 @@ absl::StatusOr<CompactionReport> Partition::RunCompaction(
       break;
     }
   }
-  const CleanCounts& counts = cleaner.counts();
-  report.batches_read = counts.batches_read;
-  report.batches_removed = counts.batches_removed;
-  report.batches_rewritten = counts.batches_rewritten;
-  report.records_read = counts.records_read;
-  report.records_removed = counts.records_removed;
-  report.tombstones_removed = counts.tombstones_removed;
-  report.markers_removed = counts.markers_removed;
-  report.null_key_records_removed = counts.null_key_records_removed;
+  static_cast<CompactionCounts&>(report) = cleaner.counts();
 
   // ---- The cleaner offset: the next pass reads keys from map_end.
   if (report.complete) {
     absl::MutexLock metadata_lock(&metadata_mu_);
     cleaner_offset_ = map_end;
-    next_delete_horizon_ms_ = counts.earliest_horizon_ms;
+    next_delete_horizon_ms_ = cleaner.earliest_horizon_ms();
     KAAS_RETURN_IF_ERROR(WriteManifestLocked());
   }
   for (StorageStats* stats : StatsSinks()) {

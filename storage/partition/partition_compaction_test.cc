@@ -143,6 +143,15 @@ class CompactionTest : public PartitionTest {
     return report.ok() ? *report : CompactionReport{};
   }
 
+  // Empties dir() (but for its lock file) for the next round of a test.
+  void RemovePartitionFiles() {
+    for (const std::string& name : ListDir()) {
+      if (name != "lock") {
+        ASSERT_OK(fs().Unlink(PathOf(name)));
+      }
+    }
+  }
+
   // Appends `rounds` rounds over keys k0..k{keys-1}, one record per batch.
   std::map<std::string, Value> Overwrite(Partition& partition, int keys,
                                          int rounds, size_t value_padding = 0) {
@@ -484,11 +493,7 @@ TEST_F(CompactionTest, EveryCodecIsRecompressedWithItsOwn) {
     }
     ASSERT_OK(partition->Relinquish());
     partition.reset();
-    for (const std::string& name : ListDir()) {
-      if (name != "lock") {
-        ASSERT_OK(fs().Unlink(PathOf(name)));
-      }
-    }
+    ASSERT_NO_FATAL_FAILURE(RemovePartitionFiles());
   }
 }
 
@@ -556,11 +561,7 @@ TEST_F(CompactionTest, APowerLossAtAnyStepOfAPassLosesNothing) {
     EXPECT_EQ(Latest(Records(*partition)), model);
     ASSERT_OK(partition->Relinquish());
     partition.reset();
-    for (const std::string& name : ListDir()) {
-      if (name != "lock") {
-        ASSERT_OK(fs().Unlink(PathOf(name)));
-      }
-    }
+    ASSERT_NO_FATAL_FAILURE(RemovePartitionFiles());
   }
   EXPECT_GT(calls, 30);
   LOG(INFO) << calls << " crash points";
@@ -632,11 +633,7 @@ TEST_F(CompactionTest, RelinquishAndAbandonEndAPassInProgress) {
     EXPECT_EQ(Latest(Records(*partition)), model);
     ASSERT_OK(partition->Relinquish());
     partition.reset();
-    for (const std::string& name : ListDir()) {
-      if (name != "lock") {
-        ASSERT_OK(fs().Unlink(PathOf(name)));
-      }
-    }
+    ASSERT_NO_FATAL_FAILURE(RemovePartitionFiles());
   }
 }
 
