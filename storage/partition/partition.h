@@ -576,7 +576,10 @@ class Partition : public std::enable_shared_from_this<Partition> {
   // Compact's pass (Compact counts its failures).
   absl::StatusOr<CompactionReport> RunCompaction(
       const CompactionRequest& request);
-  absl::StatusOr<CompactionPlan> PlanCompaction(int64_t now_ms)
+  // What the plan is for: a pass also samples the producers' windows and
+  // the aborted transactions.
+  enum class PlanFor { kDescribe, kPass };
+  absl::StatusOr<CompactionPlan> PlanCompaction(int64_t now_ms, PlanFor purpose)
       ABSL_LOCKS_EXCLUDED(metadata_mu_, mu_);
   // Rewrites `group` into its cleaned file and swaps it in; false if the
   // group was given up (its segments left the log meanwhile).

@@ -124,7 +124,7 @@ class RemovedRun {
 }  // namespace
 
 absl::StatusOr<Partition::CompactionPlan> Partition::PlanCompaction(
-    int64_t now_ms) {
+    int64_t now_ms, PlanFor purpose) {
   CompactionPlan plan;
   {
     absl::MutexLock metadata_lock(&metadata_mu_);
@@ -158,14 +158,18 @@ absl::StatusOr<Partition::CompactionPlan> Partition::PlanCompaction(
     plan.segments.assign(segments_.begin(), segments_.begin() + n);
     plan.cleaner_offset = cleaner_offset_;
     plan.next_delete_horizon_ms = next_delete_horizon_ms_;
-    producers_.ForEachSorted(
-        [&](int64_t, const idempotence::ProducerEntry& entry) {
-          for (const idempotence::CachedBatch& batch : entry.window) {
-            plan.producer_batches.insert(batch.base_offset);
-          }
-        });
-    absl::ReaderMutexLock txn_lock(&txn_mu_);
-    plan.aborted = txns_.aborted_transactions();
+    // Only a pass needs the transaction and producer state (the cleaner
+    // describes every partition each round, under this lock).
+    if (purpose == PlanFor::kPass) {
+      producers_.ForEachSorted(
+          [&](int64_t, const idempotence::ProducerEntry& entry) {
+            for (const idempotence::CachedBatch& batch : entry.window) {
+              plan.producer_batches.insert(batch.base_offset);
+            }
+          });
+      absl::ReaderMutexLock txn_lock(&txn_mu_);
+      plan.aborted = txns_.aborted_transactions();
+    }
   }
   // min.compaction.lag.ms: the first segment holding a record younger than
   // the lag ends the cleanable part (its time index may need loading: no
@@ -191,7 +195,8 @@ absl::StatusOr<Partition::CompactionPlan> Partition::PlanCompaction(
 }
 
 absl::StatusOr<CompactionView> Partition::DescribeCompaction(int64_t now_ms) {
-  KAAS_ASSIGN_OR_RETURN(CompactionPlan plan, PlanCompaction(now_ms));
+  KAAS_ASSIGN_OR_RETURN(CompactionPlan plan,
+                        PlanCompaction(now_ms, PlanFor::kDescribe));
   CompactionView view;
   view.compact = plan.config.cleanup_compact;
   view.min_cleanable_dirty_ratio = plan.config.min_cleanable_dirty_ratio;
@@ -251,7 +256,8 @@ absl::StatusOr<CompactionReport> Partition::RunCompaction(
     absl::MutexLock metadata_lock(&metadata_mu_);
     if (swap_on_disk_) KAAS_RETURN_IF_ERROR(WriteManifestLocked());
   }
-  KAAS_ASSIGN_OR_RETURN(CompactionPlan plan, PlanCompaction(request.now_ms));
+  KAAS_ASSIGN_OR_RETURN(CompactionPlan plan,
+                        PlanCompaction(request.now_ms, PlanFor::kPass));
   CompactionReport report;
   report.dirty_start = report.map_end = plan.cleaner_offset;
   if (plan.segments.empty()) return report;
