@@ -5,6 +5,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -14,16 +15,20 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "storage/common/api_types.h"
+#include "storage/common/offset_map.h"
 #include "storage/common/partition_config.h"
 #include "storage/engine/disk_engine.h"
 #include "storage/engine/disk_engine_testlib.h"
 #include "storage/engine/topic_config.h"
 #include "testing/batch_builder.h"
 #include "testing/status_matchers.h"
+#include "testing/stored_records.h"
 
 namespace kaas::cleaner {
 namespace {
 
+using ::kaas::test::HasStorageError;
+using ::kaas::test::IsOkAndHolds;
 using ::testing::HasSubstr;
 using ::testing::Optional;
 
@@ -185,6 +190,69 @@ TEST_F(LogCleanerTest, ADamagedPartitionIsUncleanableUntilItsConfigChanges) {
                  R"({"cleanupPolicy": "compact", "deleteRetentionMs": 5})");
   EXPECT_EQ(cleaner.RunOnce(), kTp);
   EXPECT_EQ(engine->PartitionStatsOf(kTp)->compaction_failures, 2u);
+}
+
+// A move relinquishes the partition, which ends a pass between two batches
+// or waits out its swap; the partition is cleaned again in its new place.
+// Each round starts a move from inside a pass (its I/O callback), at a
+// later point each time.
+TEST_F(LogCleanerTest, MovesDuringPassesLoseNothing) {
+  WriteTopicFile(kTp.topic, kTopicConfigFileName,
+                 R"({"cleanupPolicy": "compact"})");
+  PartitionConfig config = SmallConfig();
+  config.segment_bytes = 1024;
+  DiskEngine::Options engine_options = MakeOptions({"fast"});
+  engine_options.default_config = config;
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<DiskEngine> engine,
+                       DiskEngine::Create(std::move(engine_options)));
+  ASSERT_OK(engine->TakeOver(kTp, kEpoch).status());
+  std::map<std::string, std::string> model;
+  OffsetMap map(1 << 20);
+  for (int round = 0; round < 8; ++round) {
+    for (const auto& [key, value] : Overwrite(*engine, kTp, 8, 3)) {
+      model[key] = value;
+    }
+    const char* target = round % 2 == 0 ? "fast" : "default";
+    std::thread mover;
+    absl::Status moved;
+    int calls = 0;
+    CompactionRequest request;
+    request.now_ms = clock().NowMillis();
+    request.map = &map;
+    request.throttle = [&](uint64_t) {
+      if (++calls != round + 1) return;
+      mover = std::thread(
+          [&] { moved = engine->MovePartitionToLogDir(kTp, target).status(); });
+    };
+    absl::StatusOr<CompactionReport> pass = engine->Compact(kTp, request);
+    if (!pass.ok()) {
+      EXPECT_THAT(pass.status(), HasStorageError(StorageErrorCode::kNotLeader))
+          << "round " << round;
+    }
+    if (mover.joinable()) mover.join();
+    ASSERT_OK(moved) << "round " << round;
+    EXPECT_THAT(engine->PartitionLogDir(kTp), IsOkAndHolds(target));
+  }
+  // A pass in the final place; then the latest value of every key is read.
+  CompactionRequest request;
+  request.now_ms = clock().NowMillis();
+  request.map = &map;
+  ASSERT_OK_AND_ASSIGN(CompactionReport last, engine->Compact(kTp, request));
+  EXPECT_GT(last.records_removed, 0);
+  std::string bytes;
+  for (int64_t offset = *engine->LogStartOffset(kTp);;) {
+    ASSERT_OK_AND_ASSIGN(
+        ReadResult read,
+        engine->Read(kTp, offset, 1 << 20, Isolation::kReadUncommitted));
+    if (read.batches == 0) break;
+    bytes += std::string(read.records);
+    offset = read.next_offset;
+  }
+  ASSERT_OK_AND_ASSIGN(std::vector<test::StoredRecord> records,
+                       test::StoredRecordsOf(bytes));
+  EXPECT_EQ(
+      test::LatestByKey(records),
+      (std::map<std::string, test::RecordValue>(model.begin(), model.end())));
 }
 
 TEST_F(LogCleanerTest, ThreadsCleanAndStopJoinsThem) {
