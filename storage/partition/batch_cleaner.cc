@@ -49,12 +49,23 @@ absl::StatusOr<bool> KeysIntoMap(const RecordBatchView& batch,
     return false;
   }
   KAAS_ASSIGN_OR_RETURN(RecordReader reader, RecordReader::Create(batch));
+  // The batch's keys are hashed and their slots prefetched before the
+  // first Put, so that the cache misses overlap.
+  struct Keyed {
+    OffsetMap::KeyHash hash;
+    int64_t offset;
+  };
+  std::vector<Keyed> keyed;
+  keyed.reserve(static_cast<size_t>(batch.record_count()));
   Record record;
   while (reader.Next(&record)) {
     if (!record.key.has_value()) continue;
-    map->Put(*record.key, batch.base_offset() + record.offset_delta);
+    keyed.push_back({OffsetMap::Hash(*record.key),
+                     batch.base_offset() + record.offset_delta});
+    map->Prefetch(keyed.back().hash);
   }
   KAAS_RETURN_IF_ERROR(reader.status());
+  for (const Keyed& key : keyed) map->Put(key.hash, key.offset);
   return true;
 }
 
@@ -96,11 +107,21 @@ absl::StatusOr<BatchCleaner::Decision> BatchCleaner::Clean(
   } else {
     const bool aborted = IsAbortedData(batch, *context_.aborted);
     KAAS_ASSIGN_OR_RETURN(DecodedRecords records, DecodeRecords(batch));
+    // Hashed and prefetched up front, as in KeysIntoMap.
+    std::vector<OffsetMap::KeyHash> hashes(records.size());
+    if (!aborted) {
+      for (size_t i = 0; i < records.size(); ++i) {
+        if (!records[i].key.has_value()) continue;
+        hashes[i] = OffsetMap::Hash(*records[i].key);
+        context_.map->Prefetch(hashes[i]);
+      }
+    }
     std::vector<Record> kept;
     kept.reserve(records.size());
     bool needs_horizon = false;
     bool kept_tombstone = false;
-    for (const Record& record : records) {
+    for (size_t i = 0; i < records.size(); ++i) {
+      const Record& record = records[i];
       const int64_t offset = batch.base_offset() + record.offset_delta;
       if (aborted) continue;
       if (offset >= context_.map_end) {
@@ -111,7 +132,7 @@ absl::StatusOr<BatchCleaner::Decision> BatchCleaner::Clean(
         ++counts_.null_key_records_removed;
         continue;
       }
-      std::optional<int64_t> latest = context_.map->Get(*record.key);
+      std::optional<int64_t> latest = context_.map->Get(hashes[i]);
       if (latest.has_value() && *latest > offset) continue;
       if (!record.value.has_value()) {
         if (HorizonPassed(batch)) {
