@@ -20,14 +20,15 @@ absl::StatusOr<RecordReader> RecordReader::Create(const RecordBatchView& batch,
   const absl::string_view records =
       batch.bytes().substr(batch_layout::kRecords);
   if (batch.compression() == CompressionCodec::kNone) {
-    return RecordReader(nullptr, records, batch.size(), batch.record_count());
+    return RecordReader(nullptr, records, batch.size(), batch.record_count(),
+                        batch.last_offset_delta());
   }
   KAAS_ASSIGN_OR_RETURN(std::string decompressed,
                         Decompress(batch.compression(), records, max_bytes));
   auto owned = std::make_shared<const std::string>(std::move(decompressed));
   const absl::string_view view = *owned;
-  return RecordReader(std::move(owned), view, view.size(),
-                      batch.record_count());
+  return RecordReader(std::move(owned), view, view.size(), batch.record_count(),
+                      batch.last_offset_delta());
 }
 
 bool RecordReader::Next(Record* record) {
@@ -55,6 +56,22 @@ bool RecordReader::Next(Record* record) {
                                         position, ": ", status.message()));
     return false;
   }
+  // Every offset a record gives itself lies in its batch, once: the cleaner
+  // keys its offset map by them and lookups answer with them.
+  if (record->offset_delta <= previous_delta_ ||
+      record->offset_delta > last_offset_delta_) {
+    status_ = StorageError(
+        StorageErrorCode::kInvalidRecord,
+        absl::StrCat("record ", index_, " at byte ", position, ": offsetDelta ",
+                     record->offset_delta,
+                     previous_delta_ < 0
+                         ? ""
+                         : absl::StrCat(" is not above the previous record's ",
+                                        previous_delta_, " or"),
+                     " lies outside the batch's 0..", last_offset_delta_));
+    return false;
+  }
+  previous_delta_ = record->offset_delta;
   ++index_;
   return true;
 }

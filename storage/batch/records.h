@@ -47,7 +47,10 @@ class RecordReader {
 
   // Decodes the next record into `*record` and returns true. Returns false
   // after the last of the batch's recordCount records or on error; status()
-  // tells which. After the last record, bytes left in the batch are an error.
+  // tells which. After the last record, bytes left in the batch are an error;
+  // so is a record whose offsetDelta is not above the previous record's or
+  // lies outside the batch (0..lastOffsetDelta): compaction leaves gaps but
+  // keeps deltas ascending inside the batch.
   bool Next(Record* record);
 
   // OK while no error has occurred.
@@ -61,11 +64,13 @@ class RecordReader {
 
  private:
   RecordReader(std::shared_ptr<const std::string> decompressed,
-               absl::string_view records, size_t size, int32_t record_count)
+               absl::string_view records, size_t size, int32_t record_count,
+               int32_t last_offset_delta)
       : decompressed_(std::move(decompressed)),
         remaining_(records),
         size_(size),
-        record_count_(record_count) {}
+        record_count_(record_count),
+        last_offset_delta_(last_offset_delta) {}
 
   // The decompressed records of a compressed batch (null otherwise), on the
   // heap so that views into it survive moves of the reader.
@@ -77,8 +82,10 @@ class RecordReader {
   // down from.
   size_t size_;
   int32_t record_count_;
-  // Records decoded so far.
+  int32_t last_offset_delta_;
+  // Records decoded so far, and the last one's offsetDelta.
   int32_t index_ = 0;
+  int32_t previous_delta_ = -1;
   absl::Status status_;
 };
 
