@@ -4,6 +4,7 @@
 # base:
 #
 #   tools/fuzz.sh [TARGET...] [--seconds=N]     (./dev fuzz installs clang)
+#   tools/fuzz.sh opfuzz [--seeds=N] [--first-seed=M]
 #
 # TARGET is a target's name (record_batch_fuzzer) or label; none means all.
 # Each target fuzzes for N seconds (default 60) on a working corpus kept in
@@ -14,21 +15,40 @@
 # "fuzz: ok NAME ..." or "fuzz: FAIL NAME ..." naming the input that failed
 # (copy it into the target's fuzz_corpus dir: it becomes a regression test
 # `bazel test` replays), and exits non-zero if any failed.
+#
+# `opfuzz` runs the model-based operation fuzzer instead
+# (storage/engine/engine_opfuzz_test.cc: the disk engine against the memory
+# engine) over N seeds from M (default 1000 from 1); a divergence prints
+# the seed and a shrunk replay.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
 seconds=60
+seeds=1000
+first_seed=1
 names=()
 for arg in "$@"; do
   case "${arg}" in
     --seconds=*) seconds="${arg#--seconds=}" ;;
+    --seeds=*) seeds="${arg#--seeds=}" ;;
+    --first-seed=*) first_seed="${arg#--first-seed=}" ;;
     -h | --help)
-      sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'
+      sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'
       exit 0
       ;;
     *) names+=("${arg##*:}") ;;
   esac
 done
+
+if [[ "${names[*]:-}" == opfuzz ]]; then
+  # Roughly 0.1 s a seed; ten times that as the timeout.
+  bazel test //storage/engine:engine_opfuzz_test --test_output=all \
+    --test_env=KAAS_OPFUZZ_SEEDS="${seeds}" \
+    --test_env=KAAS_OPFUZZ_FIRST_SEED="${first_seed}" \
+    --test_timeout=$((seeds + 60)) 2>&1 |
+    grep -a -E '^opfuzz:|Failure|seed [0-9]+:|shrunk|^  [a-z]|PASSED|FAILED'
+  exit "${PIPESTATUS[0]}"
+fi
 
 output_base="${KAAS_CLANG_OUTPUT_BASE:-${HOME}/.cache/kaas-storage-clang}"
 fuzz_root="${KAAS_FUZZ_DIR:-${HOME}/.cache/kaas-storage-fuzz}"

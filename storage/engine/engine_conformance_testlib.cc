@@ -772,6 +772,37 @@ TEST_P(EngineConformanceTest, OpenTransactionHoldsTheLastStableOffset) {
   EXPECT_THAT(committed.aborted_transactions, IsEmpty());
 }
 
+// The log start moved inside an open transaction's batch becomes the last
+// stable offset; a read_committed fetch there returns nothing, not the
+// batch that straddles it, and a timestamp lookup no offset past it (both
+// found by storage/engine/engine_opfuzz_test).
+TEST_P(EngineConformanceTest, AReadAtALastStableOffsetInsideABatchIsEmpty) {
+  const TopicPartition tp = Orders();
+  Lead(tp);
+  ASSERT_FALSE(HasFatalFailure());
+  MustAppend(tp, Batch(3));                                           // 0..2
+  MustAppend(tp, ProducerBatch(5, 0, 0, 2, /*transactional=*/true));  // 3..4
+  ASSERT_THAT(engine().DeleteRecords(tp, 4), IsOkAndHolds(4));
+  EXPECT_THAT(engine().LastStableOffset(tp), IsOkAndHolds(4));
+  ASSERT_OK_AND_ASSIGN(
+      ReadResult committed,
+      engine().Read(tp, 4, 1 << 20, Isolation::kReadCommitted));
+  EXPECT_EQ(committed.batches, 0);
+  EXPECT_EQ(committed.next_offset, 4);
+  ASSERT_OK_AND_ASSIGN(
+      ReadResult uncommitted,
+      engine().Read(tp, 4, 1 << 20, Isolation::kReadUncommitted));
+  EXPECT_THAT(BaseOffsets(std::string(uncommitted.records)), ElementsAre(3));
+  // Nor does a timestamp lookup answer with an offset at or past it.
+  ASSERT_OK_AND_ASSIGN(
+      OffsetAndTimestamp found,
+      engine().OffsetForTimestamp(tp, 0, Isolation::kReadCommitted));
+  EXPECT_EQ(found.offset, -1);
+  ASSERT_OK_AND_ASSIGN(
+      found, engine().OffsetForTimestamp(tp, 0, Isolation::kReadUncommitted));
+  EXPECT_EQ(found.offset, 4);
+}
+
 TEST_P(EngineConformanceTest, AbortedTransactionsAreReported) {
   const TopicPartition tp = Orders();
   Lead(tp);

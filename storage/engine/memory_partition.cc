@@ -339,8 +339,12 @@ absl::StatusOr<ReadResult> MemoryPartition::Read(int64_t offset,
     KAAS_ASSIGN_OR_RETURN(const int64_t bound,
                           FetchBound(name_, offset, result, isolation));
     size_t total = 0;
+    // Nothing at or past the bound, not even a batch that straddles it (the
+    // log start moved inside an open transaction's batch is such a bound).
     for (auto it = FirstBatchEndingAtOrAfter(offset);
-         it != batches_.end() && it->base_offset < bound; ++it) {
+         it != batches_.end() && result.next_offset < bound &&
+         it->base_offset < bound;
+         ++it) {
       const std::shared_ptr<const std::string>& bytes = it->bytes;
       // The first batch always whole (KIP-74); later ones only if they fit.
       if (result.batches > 0 && total + bytes->size() > max_bytes) break;
@@ -427,7 +431,11 @@ absl::StatusOr<OffsetAndTimestamp> MemoryPartition::OffsetForTimestamp(
     KAAS_ASSIGN_OR_RETURN(
         std::optional<OffsetAndTimestamp> found,
         SearchBatchByTimestamp(name_, batch, timestamp, log_start_));
-    if (found.has_value()) return *found;
+    // A batch that straddles the bound may answer past it: no answer then
+    // (later records lie further past it).
+    if (found.has_value()) {
+      return found->offset < bound ? *found : OffsetAndTimestamp{};
+    }
   }
   return OffsetAndTimestamp{};
 }
