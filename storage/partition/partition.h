@@ -504,9 +504,11 @@ class Partition : public std::enable_shared_from_this<Partition> {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   metadata::PartitionStateSnapshot StateSnapshotLocked() const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Writes the snapshot, then the checkpoint. Skipped once the partition is
-  // closed unless `final` (Relinquish's own write).
-  void WriteCheckpointAndSnapshot(const metadata::RecoveryCheckpoint& cp,
+  // Writes the snapshot, then the checkpoint, then deletes the segments
+  // awaiting a snapshot that this one covers. Skipped once the partition is
+  // closed unless `final` (Relinquish's own write). Returns whether both
+  // were written (a failure is logged: the next recovery scans more).
+  bool WriteCheckpointAndSnapshot(const metadata::RecoveryCheckpoint& cp,
                                   const metadata::PartitionStateSnapshot& snap,
                                   bool final = false);
   metadata::RecoveryCheckpoint CheckpointLocked() const
@@ -514,6 +516,14 @@ class Partition : public std::enable_shared_from_this<Partition> {
   void PruneSnapshots(int64_t newest);
 
   // ---- partition_lifecycle.cc
+  struct SegmentsDeleted {
+    int64_t segments = 0;
+    uint64_t bytes = 0;
+  };
+  // Deletes the files of segments below the log start (already out of the
+  // list), syncs the directory, counts them in the stats.
+  SegmentsDeleted DeleteSegmentFiles(const SegmentList& doomed)
+      ABSL_LOCKS_EXCLUDED(mu_);
   // Syncs every pending segment and the active one (on the caller's thread).
   absl::Status SyncAllLocked(Completions* done)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -720,6 +730,11 @@ class Partition : public std::enable_shared_from_this<Partition> {
   std::optional<TimerThread::TaskId> watchdog_ ABSL_GUARDED_BY(mu_);
   uint64_t last_checkpoint_position_ ABSL_GUARDED_BY(mu_) = 0;
   bool checkpoint_after_roll_ ABSL_GUARDED_BY(mu_) = false;
+  // The offset the newest durable state snapshot covers (-1: none written
+  // since open), and the segments below the log start whose files wait for
+  // a snapshot covering them before they are deleted (AdvanceLogStart).
+  int64_t snapshot_offset_ ABSL_GUARDED_BY(mu_) = -1;
+  SegmentList awaiting_snapshot_ ABSL_GUARDED_BY(mu_);
   absl::Status stall_status_ ABSL_GUARDED_BY(mu_);
   bool rearm_scheduled_ ABSL_GUARDED_BY(mu_) = false;
   // Serialises checkpoint/snapshot writes of sync cycles against

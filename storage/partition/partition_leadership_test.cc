@@ -450,6 +450,36 @@ TEST_F(PartitionTest, DeleteRecordsAdvancesDurablyAndDeletesCoveredSegments) {
   EXPECT_EQ(purged, 30);
 }
 
+// Producer state lives in the log and the state snapshots only: segments
+// DeleteRecords frees must be covered by a snapshot first, or a power loss
+// afterwards rebuilds the producers from an older snapshot and the log past
+// it, without the deleted batches (found by engine_opfuzz_test: a producer
+// was then told its next sequence was out of order).
+TEST_F(PartitionTest, DeletedSegmentsKeepTheirProducerStateAcrossACrash) {
+  PartitionConfig config = SmallConfig();
+  config.segment_bytes = 2048;
+  config.checkpoint_interval_bytes = 1 << 30;  // no periodic snapshot
+  auto partition = OpenLeader(1, config);
+  AppendDurably(*partition, Batch(1, 300));
+  int32_t sequence = 0;
+  for (int i = 0; i < 60; ++i, sequence += 2) {
+    AppendDurably(*partition, ProducerBatch(5, 0, sequence, 2));
+  }
+  ASSERT_GE(partition->Segments().size(), 3u);
+  const int64_t end = partition->LogEndOffset();
+  AppendDurably(*partition, Batch(1, 300));
+  ASSERT_OK(partition->DeleteRecords(end).status());
+  fs().Crash();
+  partition.reset();
+  partition = OpenLeader(2, config);
+  ASSERT_OK_AND_ASSIGN(std::vector<ProducerDescription> producers,
+                       partition->DescribeProducers());
+  ASSERT_EQ(producers.size(), 1u);
+  EXPECT_EQ(producers[0].last_sequence, sequence - 1);
+  EXPECT_EQ(AppendDurably(*partition, ProducerBatch(5, 0, sequence, 1), 2),
+            end + 1);
+}
+
 // D-12 (log start part): a crash between persisting the log start and
 // unlinking the segments never brings the records back, and the leftovers
 // are removed by the next open.

@@ -534,6 +534,9 @@ absl::StatusOr<LogStartAdvance> Partition::AdvanceLogStart(int64_t target) {
 
   LogStartAdvance advance;
   SegmentList doomed;
+  std::optional<
+      std::pair<metadata::RecoveryCheckpoint, metadata::PartitionStateSnapshot>>
+      covering;
   {
     absl::MutexLock lock(&mu_);
     if (state_ == State::kClosed) {
@@ -564,6 +567,34 @@ absl::StatusOr<LogStartAdvance> Partition::AdvanceLogStart(int64_t target) {
                                           seal.segment) != doomed.end();
                        }),
         pending_seals_.end());
+    // Producer state lives only in the log and the state snapshots, and
+    // recovery replays the log from the newest snapshot: a segment goes
+    // only once a durable snapshot covers its batches. When everything
+    // written is durable, one is sampled here (the state at the durable
+    // end, as a cycle samples it) and written before the files go.
+    // Otherwise the uncovered segments keep their files until a later
+    // snapshot covers them (the next cycle is asked for one;
+    // WriteCheckpointAndSnapshot deletes them); out of the list already,
+    // they are never read, and after a crash the next open replays them
+    // before it drops them.
+    auto uncovered = std::stable_partition(
+        doomed.begin(), doomed.end(),
+        [&](const std::shared_ptr<segment::Segment>& segment) {
+          return segment->next_offset() <= snapshot_offset_;
+        });
+    if (uncovered != doomed.end()) {
+      const bool all_durable = !stalled_.load() && pending_seals_.empty() &&
+                               active_durable_offset_ == next_offset_;
+      if (all_durable) {
+        covering.emplace(CheckpointLocked(), StateSnapshotLocked());
+      } else {
+        awaiting_snapshot_.insert(awaiting_snapshot_.end(), uncovered,
+                                  doomed.end());
+        doomed.erase(uncovered, doomed.end());
+        checkpoint_after_roll_ = true;
+        RequestSyncLocked();
+      }
+    }
     // The raised log start before the shorter list: a reader that sees the
     // list without the doomed segments also sees the log start above them
     // (Read answers kOffsetOutOfRange instead of reading further on).
@@ -571,6 +602,24 @@ absl::StatusOr<LogStartAdvance> Partition::AdvanceLogStart(int64_t target) {
     PublishSegmentsLocked();
     advance.log_start_offset = log_start_offset_;
   }
+  if (covering.has_value()) {
+    // On failure the segments wait for a later snapshot, as above.
+    if (!WriteCheckpointAndSnapshot(covering->first, covering->second)) {
+      absl::MutexLock lock(&mu_);
+      awaiting_snapshot_.insert(awaiting_snapshot_.end(), doomed.begin(),
+                                doomed.end());
+      doomed.clear();
+    }
+  }
+  const SegmentsDeleted deleted = DeleteSegmentFiles(doomed);
+  advance.segments_deleted = deleted.segments;
+  advance.bytes_deleted = deleted.bytes;
+  return advance;
+}
+
+Partition::SegmentsDeleted Partition::DeleteSegmentFiles(
+    const SegmentList& doomed) {
+  SegmentsDeleted deleted;
   for (const auto& segment : doomed) {
     uint64_t size = segment->size();
     absl::Status status = segment->DeleteFiles();
@@ -581,20 +630,19 @@ absl::StatusOr<LogStartAdvance> Partition::AdvanceLogStart(int64_t target) {
                    << "start: " << status;
       continue;
     }
-    ++advance.segments_deleted;
-    advance.bytes_deleted += size;
+    ++deleted.segments;
+    deleted.bytes += size;
   }
   if (!doomed.empty()) {
     absl::Status status = runtime_.fs->SyncDir(dir_);
     LOG_IF(WARNING, !status.ok()) << dir_ << ": directory sync: " << status;
   }
   for (StorageStats* stats : StatsSinks()) {
-    stats->segments_deleted.fetch_add(advance.segments_deleted,
+    stats->segments_deleted.fetch_add(deleted.segments,
                                       std::memory_order_relaxed);
-    stats->bytes_deleted.fetch_add(advance.bytes_deleted,
-                                   std::memory_order_relaxed);
+    stats->bytes_deleted.fetch_add(deleted.bytes, std::memory_order_relaxed);
   }
-  return advance;
+  return deleted;
 }
 
 absl::Status Partition::FenceProducer(int64_t producer_id, int16_t epoch) {

@@ -478,13 +478,13 @@ void Partition::RunRearm() {
   Complete(done);
 }
 
-void Partition::WriteCheckpointAndSnapshot(
+bool Partition::WriteCheckpointAndSnapshot(
     const metadata::RecoveryCheckpoint& checkpoint,
     const metadata::PartitionStateSnapshot& snapshot, bool final) {
   absl::MutexLock checkpoint_lock(&checkpoint_mu_);
   if (!final) {
     absl::MutexLock lock(&mu_);
-    if (state_ == State::kClosed) return;
+    if (state_ == State::kClosed) return false;
   }
   absl::Status status =
       metadata::WriteStateSnapshot(*runtime_.fs, dir_, snapshot);
@@ -494,9 +494,25 @@ void Partition::WriteCheckpointAndSnapshot(
   if (!status.ok()) {
     LOG(WARNING) << dir_ << ": recovery checkpoint not written (the next "
                  << "recovery scans more): " << status;
-    return;
+    return false;
   }
   PruneSnapshots(snapshot.offset());
+  // Segments below the log start that waited for a snapshot to cover them
+  // (AdvanceLogStart) may go now.
+  SegmentList covered;
+  {
+    absl::MutexLock lock(&mu_);
+    snapshot_offset_ = std::max(snapshot_offset_, snapshot.offset());
+    auto waiting = std::stable_partition(
+        awaiting_snapshot_.begin(), awaiting_snapshot_.end(),
+        [&](const std::shared_ptr<segment::Segment>& segment) {
+          return segment->next_offset() > snapshot_offset_;
+        });
+    covered.assign(waiting, awaiting_snapshot_.end());
+    awaiting_snapshot_.erase(waiting, awaiting_snapshot_.end());
+  }
+  DeleteSegmentFiles(covered);
+  return true;
 }
 
 void Partition::PruneSnapshots(int64_t newest) {
