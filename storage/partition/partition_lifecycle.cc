@@ -577,10 +577,11 @@ absl::StatusOr<LogStartAdvance> Partition::AdvanceLogStart(int64_t target) {
     // WriteCheckpointAndSnapshot deletes them); out of the list already,
     // they are never read, and after a crash the next open replays them
     // before it drops them.
+    const int64_t covered_end = snapshot_offset_;
     auto uncovered = std::stable_partition(
         doomed.begin(), doomed.end(),
-        [&](const std::shared_ptr<segment::Segment>& segment) {
-          return segment->next_offset() <= snapshot_offset_;
+        [covered_end](const std::shared_ptr<segment::Segment>& segment) {
+          return segment->next_offset() <= covered_end;
         });
     if (uncovered != doomed.end()) {
       const bool all_durable = !stalled_.load() && pending_seals_.empty() &&

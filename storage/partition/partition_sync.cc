@@ -503,10 +503,11 @@ bool Partition::WriteCheckpointAndSnapshot(
   {
     absl::MutexLock lock(&mu_);
     snapshot_offset_ = std::max(snapshot_offset_, snapshot.offset());
+    const int64_t covered_end = snapshot_offset_;
     auto waiting = std::stable_partition(
         awaiting_snapshot_.begin(), awaiting_snapshot_.end(),
-        [&](const std::shared_ptr<segment::Segment>& segment) {
-          return segment->next_offset() > snapshot_offset_;
+        [covered_end](const std::shared_ptr<segment::Segment>& segment) {
+          return segment->next_offset() > covered_end;
         });
     covered.assign(waiting, awaiting_snapshot_.end());
     awaiting_snapshot_.erase(waiting, awaiting_snapshot_.end());
