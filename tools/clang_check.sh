@@ -43,13 +43,16 @@ if ! grep -q '^//' "${targets}"; then
   rm -f "${log}" "${targets}"
   exit 1
 fi
+# --symlink_prefix=/: no convenience symlinks. Repointed into this output
+# base, bazel-<workspace> would make a later `bazel test //...` in the
+# default output base walk into this one's external repositories.
 if [[ "${mode}" == test ]]; then
-  bazel --output_base="${output_base}" test --config=fuzz -k \
+  bazel --output_base="${output_base}" test --config=fuzz -k --symlink_prefix=/ \
     --target_pattern_file="${targets}" 2>&1 | tee "${log}"
   rc=${PIPESTATUS[0]}
   what="thread-safety analysis, layering_check and the suite under ASan+UBSan"
 else
-  bazel --output_base="${output_base}" build --config=clang -k \
+  bazel --output_base="${output_base}" build --config=clang -k --symlink_prefix=/ \
     --target_pattern_file="${targets}" >"${log}" 2>&1
   rc=$?
   what="thread-safety analysis and layering_check"

@@ -73,7 +73,7 @@ if ((${#labels[@]} == 0)); then
   exit 1
 fi
 
-if ! bz build --config=fuzz "${labels[@]}" >"${fuzz_root}.build.log" 2>&1; then
+if ! bz build --config=fuzz --symlink_prefix=/ "${labels[@]}" >"${fuzz_root}.build.log" 2>&1; then
   grep -E 'error:|ERROR:' "${fuzz_root}.build.log" | head -n 40
   echo "fuzz: FAIL the fuzz targets do not build (--config=fuzz)"
   exit 1
