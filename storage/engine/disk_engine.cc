@@ -340,14 +340,15 @@ absl::StatusOr<AppendResult> DiskEngine::Append(const TopicPartition& tp,
                                                 int64_t leader_epoch, Acks acks,
                                                 absl::string_view batch) {
   KAAS_ASSIGN_OR_RETURN(std::shared_ptr<Partition> partition, Led(tp));
-  return partition->Append(batch, leader_epoch, acks);
+  return EnsureStorageError(partition->Append(batch, leader_epoch, acks));
 }
 
 absl::StatusOr<AppendResult> DiskEngine::AppendAndWait(
     const TopicPartition& tp, int64_t leader_epoch, Acks acks,
     absl::string_view batch) {
   KAAS_ASSIGN_OR_RETURN(std::shared_ptr<Partition> partition, Led(tp));
-  return partition->AppendAndWait(batch, leader_epoch, acks);
+  return EnsureStorageError(
+      partition->AppendAndWait(batch, leader_epoch, acks));
 }
 
 absl::StatusOr<int64_t> DiskEngine::DeleteRecords(const TopicPartition& tp,
@@ -360,7 +361,7 @@ absl::StatusOr<ReadResult> DiskEngine::Read(const TopicPartition& tp,
                                             int64_t offset, size_t max_bytes,
                                             Isolation isolation) {
   KAAS_ASSIGN_OR_RETURN(std::shared_ptr<Partition> partition, Led(tp));
-  return partition->Read(offset, max_bytes, isolation);
+  return EnsureStorageError(partition->Read(offset, max_bytes, isolation));
 }
 
 absl::StatusOr<int64_t> DiskEngine::HighWatermark(const TopicPartition& tp) {
@@ -440,7 +441,8 @@ absl::StatusOr<AppendResult> DiskEngine::AppendAsFollower(
     const TopicPartition& tp, int64_t leader_epoch, Acks acks,
     absl::string_view batches) {
   KAAS_ASSIGN_OR_RETURN(std::shared_ptr<Partition> partition, Led(tp));
-  return partition->AppendAsFollower(batches, leader_epoch, acks);
+  return EnsureStorageError(
+      partition->AppendAsFollower(batches, leader_epoch, acks));
 }
 
 absl::Status DiskEngine::SetHighWatermark(const TopicPartition& tp,
@@ -547,7 +549,7 @@ absl::StatusOr<RetentionView> DiskEngine::DescribeForRetention(
 
 absl::StatusOr<bool> DiskEngine::RollIfAged(const TopicPartition& tp) {
   KAAS_ASSIGN_OR_RETURN(std::shared_ptr<Partition> partition, Led(tp));
-  return partition->MaybeRoll();
+  return EnsureStorageError(partition->MaybeRoll());
 }
 
 absl::StatusOr<LogStartAdvance> DiskEngine::AdvanceLogStartForRetention(

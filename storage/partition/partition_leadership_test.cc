@@ -480,6 +480,119 @@ TEST_F(PartitionTest, DeletedSegmentsKeepTheirProducerStateAcrossACrash) {
             end + 1);
 }
 
+// The deferred half of the rule above: DeleteRecords while the newest
+// roll's state snapshot is not durable yet (its cycle is held in the
+// snapshot's fsync; later writes are not durable either). The log start
+// moves at once and the segments leave the list at once; the files of a
+// segment some durable snapshot covers go at once, but those of the
+// uncovered one stay until a snapshot covering them is durable (recovery
+// rebuilds producer state from them), and go with it. A power loss in
+// between recovers with the log start where DeleteRecords put it and the
+// producer's state replayed from the kept files, which that open deletes.
+TEST_F(PartitionTest, DeletedSegmentsKeepTheirFilesUntilASnapshotCoversThem) {
+  PartitionConfig config = SmallConfig();
+  config.segment_bytes = 2048;
+  config.checkpoint_interval_bytes = 1 << 30;  // snapshots at rolls only
+  config.flush_interval_messages = 0;          // acks=1 appends start no cycle
+  const test::PathPattern snapshots = test::PathPattern::Regex("\\.snapshot");
+  auto partition = OpenLeader(1, config);
+  int32_t sequence = 0;
+  int64_t last_producer_offset = -1;
+  // Durable appends until the partition has `segments`: the producer's
+  // batches while they fit, so that its newest batch lies in the segment
+  // sealed last, and the roll by a batch of no producer.
+  auto fill = [&](size_t segments) {
+    while (partition->Segments().size() < segments) {
+      const std::string batch = ProducerBatch(5, 0, sequence, 2);
+      if (partition->Segments().back().size_bytes + batch.size() >
+          config.segment_bytes) {
+        AppendDurably(*partition, Batch());
+      } else {
+        last_producer_offset = AppendDurably(*partition, batch);
+        sequence += 2;
+      }
+    }
+  };
+  auto log_of = [](const SegmentSummary& segment) {
+    return LogFileName(static_cast<uint32_t>(segment.epoch),
+                       segment.base_offset);
+  };
+  auto files_of = [](const SegmentSummary& segment) {
+    std::vector<std::string> names;
+    for (segment::SegmentFileKind kind :
+         {segment::SegmentFileKind::kLog,
+          segment::SegmentFileKind::kOffsetIndex,
+          segment::SegmentFileKind::kTimeIndex}) {
+      names.push_back(segment::SegmentFileName(
+          {segment.base_offset, static_cast<uint32_t>(segment.epoch)}, kind));
+    }
+    return names;
+  };
+
+  // The roll's cycle acknowledges the appends, then is held writing the
+  // snapshot that would cover the sealed segment.
+  fs().BlockSyncs(snapshots);
+  fill(2);
+  fs().WaitUntilBlockedSyncs(1);
+  ASSERT_OK(partition->Append(Batch(), 1, Acks::kLeader).status());
+  const SegmentSummary uncovered = partition->Segments().front();
+  const int64_t target = partition->Segments().back().base_offset;
+  ASSERT_OK_AND_ASSIGN(int64_t log_start, partition->DeleteRecords(target));
+  EXPECT_EQ(log_start, target);
+  EXPECT_EQ(partition->LogStartOffset(), target);
+  EXPECT_EQ(partition->Segments().front().base_offset, target);
+  EXPECT_THAT(partition->Read(target - 1, 100, Isolation::kReadUncommitted),
+              HasStorageError(StorageErrorCode::kOffsetOutOfRange));
+  EXPECT_THAT(ListDir(), Contains(log_of(uncovered)));
+  // The snapshot becomes durable; the next acknowledgement comes from a
+  // cycle after that one, which deleted the files.
+  fs().ReleaseSyncs();
+  AppendDurably(*partition, Batch());
+  for (const std::string& name : files_of(uncovered)) {
+    EXPECT_THAT(ListDir(), Not(Contains(name)));
+  }
+
+  // Again with a segment a snapshot covers (sealed, then a cycle after its
+  // roll's) and an uncovered one, and a power loss before the snapshot.
+  fill(2);
+  AppendDurably(*partition, Batch());
+  fs().BlockSyncs(snapshots);
+  fill(3);
+  fs().WaitUntilBlockedSyncs(1);
+  ASSERT_OK(partition->Append(Batch(), 1, Acks::kLeader).status());
+  const std::vector<SegmentSummary> before = partition->Segments();
+  const SegmentSummary& covered = before[0];
+  const SegmentSummary& waiting = before[1];
+  const int64_t second_target = before[2].base_offset;
+  // Recovery must replay the deleted segment to know the producer's newest
+  // batch.
+  ASSERT_GE(last_producer_offset, waiting.base_offset);
+  ASSERT_LT(last_producer_offset, second_target);
+  ASSERT_OK(partition->DeleteRecords(second_target).status());
+  EXPECT_EQ(partition->LogStartOffset(), second_target);
+  for (const std::string& name : files_of(covered)) {
+    EXPECT_THAT(ListDir(), Not(Contains(name)));
+  }
+  EXPECT_THAT(ListDir(), Contains(log_of(waiting)));
+  fs().Crash();
+  fs().ReleaseSyncs();  // the held snapshot sync fails: the crash took it
+  partition.reset();
+
+  OpenReport report;
+  partition = OpenLeader(2, config, &report);
+  EXPECT_EQ(partition->LogStartOffset(), second_target);
+  EXPECT_THAT(report.deleted, Contains(log_of(waiting)));
+  for (const std::string& name : files_of(waiting)) {
+    EXPECT_THAT(ListDir(), Not(Contains(name)));
+  }
+  ASSERT_OK_AND_ASSIGN(std::vector<ProducerDescription> producers,
+                       partition->DescribeProducers());
+  ASSERT_EQ(producers.size(), 1u);
+  EXPECT_EQ(producers[0].last_sequence, sequence - 1);
+  EXPECT_GE(AppendDurably(*partition, ProducerBatch(5, 0, sequence, 1), 2),
+            second_target);
+}
+
 // D-12 (log start part): a crash between persisting the log start and
 // unlinking the segments never brings the records back, and the leftovers
 // are removed by the next open.
