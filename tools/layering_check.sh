@@ -28,6 +28,7 @@ probes=(
   "//placement:layering_probe_opens_files|placement opens files"
   "//storage/partition:layering_probe_opens_files|storage/partition opens files"
   "//storage/engine:layering_probe_opens_files|storage/engine opens files outside its small-file unit"
+  "//storage/engine:layering_probe_reaches_broker|storage/engine -> examples/broker (the broker consumes the engine)"
 )
 
 for entry in "${probes[@]}"; do

@@ -1,0 +1,43 @@
+// File: examples/broker/api_keys.cc
+
+#include "examples/broker/api_keys.h"
+
+namespace kaas::broker {
+namespace {
+
+constexpr ApiVersionRange kApis[] = {
+    {kProduce, 3, 8},  {kFetch, 4, 11},      {kListOffsets, 1, 5},
+    {kMetadata, 0, 8}, {kApiVersions, 0, 3},
+};
+
+}  // namespace
+
+absl::Span<const ApiVersionRange> SupportedApis() { return kApis; }
+
+std::optional<ApiVersionRange> SupportedRange(int16_t api_key) {
+  for (const ApiVersionRange& range : kApis) {
+    if (range.api_key == api_key) return range;
+  }
+  return std::nullopt;
+}
+
+// The first flexible version of each API is its message spec's
+// "flexibleVersions". Only ApiVersions is served at a flexible version.
+bool IsFlexible(int16_t api_key, int16_t api_version) {
+  switch (api_key) {
+    case kProduce:
+      return api_version >= 9;
+    case kFetch:
+      return api_version >= 12;
+    case kListOffsets:
+      return api_version >= 6;
+    case kMetadata:
+      return api_version >= 9;
+    case kApiVersions:
+      return api_version >= 3;
+    default:
+      return false;
+  }
+}
+
+}  // namespace kaas::broker

@@ -1,0 +1,371 @@
+// The broker's request handling, in process over the memory engine: what a
+// client gets for each served API, for versions and keys not served, for
+// malformed requests, for acks=0, for an empty fetch that must wait for an
+// append, and for pipelined appends (handled in arrival order). The real
+// clients' view is examples/broker/kcat_test.sh.
+#include "examples/broker/broker.h"
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/synchronization/notification.h"
+#include "absl/time/time.h"
+#include "examples/broker/api_keys.h"
+#include "examples/broker/wire.h"
+#include "gtest/gtest.h"
+#include "storage/engine/memory_engine.h"
+#include "testing/batch_builder.h"
+#include "testing/status_matchers.h"
+
+namespace kaas::broker {
+namespace {
+
+using ::kaas::test::StatusIs;
+
+// Generous: only a broken broker waits this long.
+constexpr absl::Duration kDeadline = absl::Seconds(60);
+
+// One response, as the server would receive it.
+struct Reply {
+  absl::Notification done;
+  absl::StatusOr<std::optional<std::string>> response;
+};
+
+class BrokerTest : public ::testing::Test {
+ protected:
+  void StartBroker(BrokerConfig config = BrokerConfig()) {
+    config.num_partitions = 2;
+    absl::StatusOr<std::unique_ptr<Broker>> broker =
+        Broker::Create(&engine_, config, {});
+    ASSERT_OK(broker.status());
+    broker_ = *std::move(broker);
+    session_ = broker_->NewSession();
+  }
+
+  void SetUp() override { StartBroker(); }
+
+  // Sends a request (header v1, or v2 if `flexible`) and returns its reply.
+  std::shared_ptr<Reply> Send(int16_t api_key, int16_t version,
+                              const std::string& body, bool flexible = false) {
+    std::string frame;
+    WireWriter writer(&frame);
+    writer.Int16(api_key);
+    writer.Int16(version);
+    writer.Int32(next_correlation_id_++);
+    writer.String("broker-test");
+    if (flexible) writer.EmptyTaggedFields();
+    frame += body;
+    auto reply = std::make_shared<Reply>();
+    broker_->Handle(session_, frame,
+                    [reply](absl::StatusOr<std::optional<std::string>> r) {
+                      reply->response = std::move(r);
+                      reply->done.Notify();
+                    });
+    return reply;
+  }
+
+  // Waits for the reply and returns the response body after the size and
+  // correlation id (response header v0).
+  std::string Body(const std::shared_ptr<Reply>& reply) {
+    EXPECT_TRUE(reply->done.WaitForNotificationWithTimeout(kDeadline));
+    if (!reply->response.ok() || !reply->response->has_value()) {
+      ADD_FAILURE() << "no response: "
+                    << (reply->response.ok()
+                            ? "none"
+                            : reply->response.status().ToString());
+      return "";
+    }
+    const std::string& frame = **reply->response;
+    EXPECT_GE(frame.size(), 8u);
+    return frame.substr(8);
+  }
+
+  static std::string ProduceBody(int16_t acks, const std::string& topic,
+                                 int32_t partition, const std::string& batch) {
+    std::string body;
+    WireWriter writer(&body);
+    writer.NullableString(std::nullopt);  // transactional_id
+    writer.Int16(acks);
+    writer.Int32(30000);
+    writer.ArrayLength(1);
+    writer.String(topic);
+    writer.ArrayLength(1);
+    writer.Int32(partition);
+    writer.Bytes(batch);
+    return body;
+  }
+
+  // Produce v8 response of one partition: error code and base offset.
+  static std::pair<int16_t, int64_t> ProduceResult(const std::string& body) {
+    WireReader reader(body);
+    (void)*reader.ArrayLength("topics", 0);
+    (void)*reader.String("name");
+    (void)*reader.ArrayLength("partitions", 0);
+    (void)*reader.Int32("index");
+    const int16_t error = *reader.Int16("error_code");
+    const int64_t offset = *reader.Int64("base_offset");
+    return {error, offset};
+  }
+
+  static std::string FetchBody(const std::string& topic, int32_t partition,
+                               int64_t offset, int32_t max_wait_ms) {
+    std::string body;
+    WireWriter writer(&body);
+    writer.Int32(-1);           // replica_id
+    writer.Int32(max_wait_ms);  // max_wait_ms
+    writer.Int32(1);            // min_bytes
+    writer.Int32(1 << 20);      // max_bytes
+    writer.Int8(0);             // isolation_level
+    writer.ArrayLength(1);
+    writer.String(topic);
+    writer.ArrayLength(1);
+    writer.Int32(partition);
+    writer.Int64(offset);
+    writer.Int64(-1);  // log_start_offset (v5+)
+    writer.Int32(1 << 20);
+    return body;
+  }
+
+  // Fetch v5 response of one partition: error, high watermark, records.
+  struct Fetched {
+    int16_t error = 0;
+    int64_t high_watermark = -1;
+    std::string records;
+  };
+  static Fetched FetchResult(const std::string& body) {
+    WireReader reader(body);
+    Fetched fetched;
+    (void)*reader.Int32("throttle");
+    (void)*reader.ArrayLength("topics", 0);
+    (void)*reader.String("name");
+    (void)*reader.ArrayLength("partitions", 0);
+    (void)*reader.Int32("index");
+    fetched.error = *reader.Int16("error_code");
+    fetched.high_watermark = *reader.Int64("high_watermark");
+    (void)*reader.Int64("last_stable_offset");
+    (void)*reader.Int64("log_start_offset");
+    (void)*reader.ArrayLength("aborted", 0, /*nullable=*/true);
+    std::optional<absl::string_view> records = *reader.NullableBytes("records");
+    if (records.has_value()) fetched.records = std::string(*records);
+    return fetched;
+  }
+
+  static std::string Batch(absl::string_view value) {
+    return test::BatchBuilder().AddRecord("key", value).Build();
+  }
+
+  MemoryEngine engine_;
+  std::unique_ptr<Broker> broker_;
+  std::shared_ptr<Broker::Session> session_;
+  int32_t next_correlation_id_ = 1;
+};
+
+TEST_F(BrokerTest, ApiVersionsV3AdvertisesExactlyTheServedRanges) {
+  std::string body;
+  WireWriter writer(&body);
+  writer.CompactString("broker-test");
+  writer.CompactString("1.0");
+  writer.EmptyTaggedFields();
+  const std::string response =
+      Body(Send(kApiVersions, 3, body, /*flexible=*/true));
+  WireReader reader(response);
+  EXPECT_EQ(*reader.Int16("error_code"), kErrorNone);
+  const int32_t count = *reader.CompactArrayLength("api_keys", 0);
+  ASSERT_EQ(count, static_cast<int32_t>(SupportedApis().size()));
+  for (const ApiVersionRange& expected : SupportedApis()) {
+    EXPECT_EQ(*reader.Int16("api_key"), expected.api_key);
+    EXPECT_EQ(*reader.Int16("min"), expected.min_version);
+    EXPECT_EQ(*reader.Int16("max"), expected.max_version);
+    EXPECT_OK(reader.SkipTaggedFields("tags"));
+  }
+  EXPECT_EQ(*reader.Int32("throttle_time_ms"), 0);
+  EXPECT_OK(reader.SkipTaggedFields("tags"));
+  EXPECT_EQ(reader.remaining(), 0u);
+}
+
+TEST_F(BrokerTest, AnUnsupportedApiVersionsVersionIsAnsweredInV0Form) {
+  const std::string response = Body(Send(kApiVersions, 99, ""));
+  WireReader reader(response);
+  EXPECT_EQ(*reader.Int16("error_code"), kErrorUnsupportedVersion);
+  EXPECT_EQ(*reader.ArrayLength("api_keys", 6),
+            static_cast<int32_t>(SupportedApis().size()));
+}
+
+TEST_F(BrokerTest, AnUnknownApiOrVersionClosesTheConnection) {
+  for (auto [key, version] : {std::pair<int16_t, int16_t>{kProduce, 2},
+                              {kProduce, 9},
+                              {kFetch, 3},
+                              {77, 0}}) {
+    std::shared_ptr<Reply> reply = Send(key, version, "");
+    ASSERT_TRUE(reply->done.WaitForNotificationWithTimeout(kDeadline));
+    // (Produce v9 is flexible: its header's tags are missing here.)
+    EXPECT_THAT(reply->response,
+                StatusIs(absl::StatusCode::kInvalidArgument, ::testing::_))
+        << key << " v" << version;
+  }
+}
+
+TEST_F(BrokerTest, AMalformedRequestClosesTheConnection) {
+  std::string body = ProduceBody(-1, "orders", 0, Batch("v"));
+  body.resize(body.size() - 5);  // the batch is cut short
+  std::shared_ptr<Reply> reply = Send(kProduce, 8, body);
+  ASSERT_TRUE(reply->done.WaitForNotificationWithTimeout(kDeadline));
+  EXPECT_THAT(reply->response,
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       ::testing::HasSubstr("truncated request: records")));
+}
+
+TEST_F(BrokerTest, ProducedBatchesAreFetchedByteForByte) {
+  const std::string batch = Batch("hello");
+  EXPECT_EQ(ProduceResult(
+                Body(Send(kProduce, 8, ProduceBody(-1, "orders", 1, batch)))),
+            (std::pair<int16_t, int64_t>{kErrorNone, 0}));
+  EXPECT_EQ(ProduceResult(
+                Body(Send(kProduce, 8, ProduceBody(1, "orders", 1, batch)))),
+            (std::pair<int16_t, int64_t>{kErrorNone, 1}));
+  Fetched fetched =
+      FetchResult(Body(Send(kFetch, 5, FetchBody("orders", 1, 0, 0))));
+  EXPECT_EQ(fetched.error, kErrorNone);
+  EXPECT_EQ(fetched.high_watermark, 2);
+  ASSERT_EQ(fetched.records.size(), 2 * batch.size());
+  // Equal but for the base offset and leader epoch the broker assigned.
+  for (size_t at : {size_t{0}, batch.size()}) {
+    EXPECT_EQ(fetched.records.substr(at + 8, 4), batch.substr(8, 4));
+    EXPECT_EQ(fetched.records.substr(at + 16, batch.size() - 16),
+              batch.substr(16));
+  }
+}
+
+TEST_F(BrokerTest, AcksZeroGetsNoResponse) {
+  std::shared_ptr<Reply> reply =
+      Send(kProduce, 8, ProduceBody(0, "orders", 0, Batch("v")));
+  ASSERT_TRUE(reply->done.WaitForNotificationWithTimeout(kDeadline));
+  ASSERT_OK(reply->response.status());
+  EXPECT_FALSE(reply->response->has_value());
+  EXPECT_EQ(*engine_.HighWatermark({"orders", 0}), 1);
+}
+
+TEST_F(BrokerTest, InvalidAcksAreRefused) {
+  EXPECT_EQ(ProduceResult(Body(Send(kProduce, 8,
+                                    ProduceBody(2, "orders", 0, Batch("v")))))
+                .first,
+            kErrorInvalidRequiredAcks);
+}
+
+TEST_F(BrokerTest, WithoutAutoCreateAnUnknownTopicIsUnknown) {
+  BrokerConfig config;
+  config.auto_create_topics = false;
+  StartBroker(config);
+  EXPECT_EQ(ProduceResult(
+                Body(Send(kProduce, 8, ProduceBody(-1, "nope", 0, Batch("v")))))
+                .first,
+            kErrorUnknownTopicOrPartition);
+  EXPECT_EQ(
+      FetchResult(Body(Send(kFetch, 5, FetchBody("nope", 0, 0, 0)))).error,
+      kErrorUnknownTopicOrPartition);
+}
+
+TEST_F(BrokerTest, AnInvalidTopicNameIsRefused) {
+  EXPECT_EQ(ProduceResult(
+                Body(Send(kProduce, 8, ProduceBody(-1, "../x", 0, Batch("v")))))
+                .first,
+            kErrorInvalidTopic);
+}
+
+TEST_F(BrokerTest, AnEmptyFetchWaitsUntilAnAppend) {
+  // Creates the topic.
+  Body(Send(kProduce, 8, ProduceBody(-1, "orders", 0, Batch("first"))));
+  // A second session, as a consumer's connection: it waits at the log end.
+  std::shared_ptr<Broker::Session> producer = session_;
+  session_ = broker_->NewSession();
+  std::shared_ptr<Reply> fetch =
+      Send(kFetch, 5, FetchBody("orders", 0, 1, /*max_wait_ms=*/600000));
+  session_ = producer;
+  Body(Send(kProduce, 8, ProduceBody(-1, "orders", 0, Batch("second"))));
+  Fetched fetched = FetchResult(Body(fetch));
+  EXPECT_EQ(fetched.error, kErrorNone);
+  EXPECT_EQ(fetched.high_watermark, 2);
+  EXPECT_NE(fetched.records.find("second"), std::string::npos);
+}
+
+TEST_F(BrokerTest, PipelinedIdempotentAppendsKeepTheirOrder) {
+  // Sent without waiting; handled out of order, sequence 1 would be refused.
+  std::vector<std::shared_ptr<Reply>> replies;
+  for (int i = 0; i < 50; ++i) {
+    replies.push_back(
+        Send(kProduce, 8,
+             ProduceBody(-1, "orders", 0,
+                         test::BatchBuilder()
+                             .Producer(/*producer_id=*/9, /*producer_epoch=*/0,
+                                       /*base_sequence=*/i)
+                             .AddRecord("k", "v")
+                             .Build())));
+  }
+  for (int i = 0; i < 50; ++i) {
+    EXPECT_EQ(ProduceResult(Body(replies[i])),
+              (std::pair<int16_t, int64_t>{kErrorNone, i}));
+  }
+}
+
+TEST_F(BrokerTest, ListOffsetsAnswersEarliestAndLatest) {
+  for (int i = 0; i < 3; ++i) {
+    Body(Send(kProduce, 8, ProduceBody(-1, "orders", 0, Batch("v"))));
+  }
+  for (auto [timestamp, expected] :
+       {std::pair<int64_t, int64_t>{-2, 0}, {-1, 3}}) {
+    std::string body;
+    WireWriter writer(&body);
+    writer.Int32(-1);
+    writer.Int8(0);
+    writer.ArrayLength(1);
+    writer.String("orders");
+    writer.ArrayLength(1);
+    writer.Int32(0);
+    writer.Int32(-1);  // current_leader_epoch (v4+)
+    writer.Int64(timestamp);
+    const std::string response = Body(Send(kListOffsets, 5, body));
+    WireReader reader(response);
+    (void)*reader.Int32("throttle");
+    (void)*reader.ArrayLength("topics", 0);
+    (void)*reader.String("name");
+    (void)*reader.ArrayLength("partitions", 0);
+    (void)*reader.Int32("index");
+    EXPECT_EQ(*reader.Int16("error_code"), kErrorNone);
+    (void)*reader.Int64("timestamp");
+    EXPECT_EQ(*reader.Int64("offset"), expected) << timestamp;
+  }
+}
+
+TEST_F(BrokerTest, MetadataCreatesTopicsAndNamesTheLeader) {
+  std::string body;
+  WireWriter writer(&body);
+  writer.ArrayLength(1);
+  writer.String("fresh");
+  writer.Bool(true);  // allow_auto_topic_creation (v4+)
+  writer.Bool(false);
+  writer.Bool(false);
+  const std::string response = Body(Send(kMetadata, 8, body));
+  WireReader reader(response);
+  (void)*reader.Int32("throttle");
+  EXPECT_EQ(*reader.ArrayLength("brokers", 0), 1);
+  EXPECT_EQ(*reader.Int32("node_id"), 1);
+  EXPECT_EQ(*reader.String("host"), "127.0.0.1");
+  EXPECT_EQ(*reader.Int32("port"), 9092);
+  (void)*reader.NullableString("rack");
+  EXPECT_EQ(**reader.NullableString("cluster_id"), "kaas-storage");
+  EXPECT_EQ(*reader.Int32("controller_id"), 1);
+  EXPECT_EQ(*reader.ArrayLength("topics", 0), 1);
+  EXPECT_EQ(*reader.Int16("error_code"), kErrorNone);
+  EXPECT_EQ(*reader.String("name"), "fresh");
+  (void)*reader.Bool("is_internal");
+  EXPECT_EQ(*reader.ArrayLength("partitions", 0), 2);
+  EXPECT_EQ(*reader.Int16("error_code"), kErrorNone);
+  EXPECT_EQ(*reader.Int32("partition"), 0);
+  EXPECT_EQ(*reader.Int32("leader"), 1);
+  EXPECT_EQ(*reader.Int32("leader_epoch"), 1);
+}
+
+}  // namespace
+}  // namespace kaas::broker
