@@ -6,8 +6,11 @@ namespace kaas::broker {
 namespace {
 
 constexpr ApiVersionRange kApis[] = {
-    {kProduce, 3, 8},  {kFetch, 4, 11},      {kListOffsets, 1, 5},
-    {kMetadata, 0, 8}, {kApiVersions, 0, 3},
+    {kProduce, 3, 8},        {kFetch, 4, 11},
+    {kListOffsets, 1, 5},    {kMetadata, 0, 8},
+    {kApiVersions, 0, 3},    {kCreateTopics, 0, 4},
+    {kDeleteTopics, 0, 3},   {kDeleteRecords, 0, 1},
+    {kInitProducerId, 0, 1}, {kOffsetForLeaderEpoch, 0, 3},
 };
 
 }  // namespace
@@ -35,6 +38,15 @@ bool IsFlexible(int16_t api_key, int16_t api_version) {
       return api_version >= 9;
     case kApiVersions:
       return api_version >= 3;
+    case kCreateTopics:
+      return api_version >= 5;
+    case kDeleteTopics:
+      return api_version >= 4;
+    case kDeleteRecords:
+    case kInitProducerId:
+      return api_version >= 2;
+    case kOffsetForLeaderEpoch:
+      return api_version >= 4;
     default:
       return false;
   }

@@ -23,6 +23,11 @@ enum ApiKey : int16_t {
   kListOffsets = 2,
   kMetadata = 3,
   kApiVersions = 18,
+  kCreateTopics = 19,
+  kDeleteTopics = 20,
+  kDeleteRecords = 21,
+  kInitProducerId = 22,
+  kOffsetForLeaderEpoch = 23,
 };
 
 struct ApiVersionRange {
@@ -47,10 +52,18 @@ inline constexpr int16_t kErrorNone = 0;
 inline constexpr int16_t kErrorUnknownServerError = -1;
 inline constexpr int16_t kErrorUnknownTopicOrPartition = 3;
 inline constexpr int16_t kErrorRequestTimedOut = 7;
+inline constexpr int16_t kErrorCoordinatorNotAvailable = 15;
 inline constexpr int16_t kErrorInvalidTopic = 17;
 inline constexpr int16_t kErrorInvalidRequiredAcks = 21;
 inline constexpr int16_t kErrorUnsupportedVersion = 35;
+inline constexpr int16_t kErrorTopicAlreadyExists = 36;
+inline constexpr int16_t kErrorInvalidPartitions = 37;
+inline constexpr int16_t kErrorInvalidReplicationFactor = 38;
+inline constexpr int16_t kErrorInvalidReplicaAssignment = 39;
+inline constexpr int16_t kErrorInvalidConfig = 40;
 inline constexpr int16_t kErrorInvalidRequest = 42;
+inline constexpr int16_t kErrorFencedLeaderEpoch = 74;
+inline constexpr int16_t kErrorUnknownLeaderEpoch = 76;
 
 }  // namespace kaas::broker
 

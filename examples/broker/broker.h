@@ -12,7 +12,10 @@
 // Served: ApiVersions 0-3, Metadata 0-8, Produce 3-8 (acks 0, 1, -1; a
 // response for acks=-1 waits for durability without holding a thread),
 // Fetch 4-11 (both isolation levels; an empty fetch waits up to max_wait_ms,
-// woken by durable appends), ListOffsets 1-5. Other API keys and versions
+// woken by durable appends), ListOffsets 1-5, OffsetForLeaderEpoch 0-3,
+// DeleteRecords 0-1, CreateTopics 0-4 (no topic configs yet), DeleteTopics
+// 0-3, InitProducerId 0-1 (idempotent producers; ids never reused,
+// producer_ids.h; no transactional ids yet). Other API keys and versions
 // close the connection, as Kafka does, except that an unsupported
 // ApiVersions version is answered in v0 form with UNSUPPORTED_VERSION and
 // the supported ranges.
@@ -51,6 +54,8 @@ struct BrokerConfig {
   bool auto_create_topics = true;
   // The epoch every partition is led at.
   int64_t leader_epoch = 1;
+  // Where the producer-id block is kept (producer_ids.h); empty: in memory.
+  std::string state_dir;
   // Threads doing engine work.
   int handler_threads = 4;
   // A fetch waits at most this long for data, whatever its max_wait_ms

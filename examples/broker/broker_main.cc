@@ -75,6 +75,7 @@ int Run(const std::vector<std::string>& args) {
   config.num_partitions = settings->num_partitions;
   config.auto_create_topics = settings->auto_create_topics;
   config.leader_epoch = epoch;
+  if (!settings->memory_engine) config.state_dir = settings->data_dir;
 
   ServerOptions server_options;
   server_options.host = settings->listen_host;

@@ -7,6 +7,7 @@
 
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -365,6 +366,157 @@ TEST_F(BrokerTest, MetadataCreatesTopicsAndNamesTheLeader) {
   EXPECT_EQ(*reader.Int32("partition"), 0);
   EXPECT_EQ(*reader.Int32("leader"), 1);
   EXPECT_EQ(*reader.Int32("leader_epoch"), 1);
+}
+
+std::string CreateTopicsBody(const std::string& name, int32_t partitions,
+                             int16_t replication, bool with_config = false,
+                             bool validate_only = false) {
+  std::string body;
+  WireWriter writer(&body);
+  writer.ArrayLength(1);
+  writer.String(name);
+  writer.Int32(partitions);
+  writer.Int16(replication);
+  writer.ArrayLength(0);  // assignments
+  writer.ArrayLength(with_config ? 1 : 0);
+  if (with_config) {
+    writer.String("retention.ms");
+    writer.NullableString(std::string("1000"));
+  }
+  writer.Int32(10000);
+  writer.Bool(validate_only);
+  return body;
+}
+
+// CreateTopics v4: the one topic's error code.
+int16_t CreateTopicsError(const std::string& body) {
+  WireReader reader(body);
+  (void)*reader.Int32("throttle");
+  (void)*reader.ArrayLength("topics", 0);
+  (void)*reader.String("name");
+  return *reader.Int16("error_code");
+}
+
+TEST_F(BrokerTest, CreateTopicsCreatesOnceAndRefusesWhatOneBrokerCannotDo) {
+  EXPECT_EQ(CreateTopicsError(
+                Body(Send(kCreateTopics, 4, CreateTopicsBody("made", 3, 1)))),
+            kErrorNone);
+  EXPECT_EQ(*engine_.HighWatermark({"made", 2}), 0);
+  EXPECT_EQ(CreateTopicsError(
+                Body(Send(kCreateTopics, 4, CreateTopicsBody("made", 3, 1)))),
+            kErrorTopicAlreadyExists);
+  EXPECT_EQ(CreateTopicsError(Body(
+                Send(kCreateTopics, 4, CreateTopicsBody("replicated", 1, 3)))),
+            kErrorInvalidReplicationFactor);
+  EXPECT_EQ(CreateTopicsError(
+                Body(Send(kCreateTopics, 4, CreateTopicsBody("none", 0, 1)))),
+            kErrorInvalidPartitions);
+  EXPECT_EQ(CreateTopicsError(Body(Send(
+                kCreateTopics, 4,
+                CreateTopicsBody("configured", 1, 1, /*with_config=*/true)))),
+            kErrorInvalidConfig);
+  EXPECT_EQ(
+      CreateTopicsError(Body(
+          Send(kCreateTopics, 4,
+               CreateTopicsBody("dry", 1, -1, false, /*validate_only=*/true)))),
+      kErrorNone);
+  EXPECT_FALSE(engine_.HighWatermark({"dry", 0}).ok());
+}
+
+TEST_F(BrokerTest, DeleteTopicsRemovesEveryPartition) {
+  Body(Send(kCreateTopics, 4, CreateTopicsBody("doomed", 2, 1)));
+  Body(Send(kProduce, 8, ProduceBody(-1, "doomed", 1, Batch("v"))));
+  std::string body;
+  WireWriter writer(&body);
+  writer.ArrayLength(2);
+  writer.String("doomed");
+  writer.String("never");
+  writer.Int32(10000);
+  const std::string response = Body(Send(kDeleteTopics, 3, body));
+  WireReader reader(response);
+  (void)*reader.Int32("throttle");
+  EXPECT_EQ(*reader.ArrayLength("responses", 0), 2);
+  EXPECT_EQ(*reader.String("name"), "doomed");
+  EXPECT_EQ(*reader.Int16("error_code"), kErrorNone);
+  EXPECT_EQ(*reader.String("name"), "never");
+  EXPECT_EQ(*reader.Int16("error_code"), kErrorUnknownTopicOrPartition);
+  EXPECT_FALSE(engine_.HighWatermark({"doomed", 1}).ok());
+}
+
+TEST_F(BrokerTest, DeleteRecordsMovesTheLogStart) {
+  for (int i = 0; i < 4; ++i) {
+    Body(Send(kProduce, 8, ProduceBody(-1, "orders", 0, Batch("v"))));
+  }
+  std::string body;
+  WireWriter writer(&body);
+  writer.ArrayLength(1);
+  writer.String("orders");
+  writer.ArrayLength(1);
+  writer.Int32(0);
+  writer.Int64(3);
+  writer.Int32(10000);
+  const std::string response = Body(Send(kDeleteRecords, 1, body));
+  WireReader reader(response);
+  (void)*reader.Int32("throttle");
+  (void)*reader.ArrayLength("topics", 0);
+  (void)*reader.String("name");
+  (void)*reader.ArrayLength("partitions", 0);
+  (void)*reader.Int32("partition");
+  EXPECT_EQ(*reader.Int64("low_watermark"), 3);
+  EXPECT_EQ(*reader.Int16("error_code"), kErrorNone);
+  EXPECT_EQ(*engine_.LogStartOffset({"orders", 0}), 3);
+}
+
+TEST_F(BrokerTest, InitProducerIdHandsOutDistinctIds) {
+  std::string body;
+  WireWriter writer(&body);
+  writer.NullableString(std::nullopt);
+  writer.Int32(60000);
+  std::set<int64_t> ids;
+  for (int i = 0; i < 3; ++i) {
+    const std::string response = Body(Send(kInitProducerId, 1, body));
+    WireReader reader(response);
+    (void)*reader.Int32("throttle");
+    EXPECT_EQ(*reader.Int16("error_code"), kErrorNone);
+    ids.insert(*reader.Int64("producer_id"));
+    EXPECT_EQ(*reader.Int16("producer_epoch"), 0);
+  }
+  EXPECT_EQ(ids.size(), 3u);
+}
+
+TEST_F(BrokerTest, OffsetForLeaderEpochAnswersAndFencesStaleEpochs) {
+  for (int i = 0; i < 2; ++i) {
+    Body(Send(kProduce, 8, ProduceBody(-1, "orders", 0, Batch("v"))));
+  }
+  for (auto [current, expected_error] :
+       {std::pair<int32_t, int16_t>{1, kErrorNone},
+        {-1, kErrorNone},
+        {0, kErrorFencedLeaderEpoch},
+        {7, kErrorUnknownLeaderEpoch}}) {
+    std::string body;
+    WireWriter writer(&body);
+    writer.Int32(-1);  // replica_id (v3+)
+    writer.ArrayLength(1);
+    writer.String("orders");
+    writer.ArrayLength(1);
+    writer.Int32(0);
+    writer.Int32(current);
+    writer.Int32(1);  // leader_epoch asked about
+    const std::string response = Body(Send(kOffsetForLeaderEpoch, 3, body));
+    WireReader reader(response);
+    (void)*reader.Int32("throttle");
+    (void)*reader.ArrayLength("topics", 0);
+    (void)*reader.String("name");
+    (void)*reader.ArrayLength("partitions", 0);
+    EXPECT_EQ(*reader.Int16("error_code"), expected_error) << current;
+    (void)*reader.Int32("partition");
+    const int32_t epoch = *reader.Int32("leader_epoch");
+    const int64_t end = *reader.Int64("end_offset");
+    if (expected_error == kErrorNone) {
+      EXPECT_EQ(epoch, 1);
+      EXPECT_EQ(end, 2);
+    }
+  }
 }
 
 }  // namespace

@@ -87,7 +87,14 @@ diff "$expected" "$work/got" >/dev/null || {
 }
 echo "ok: $(wc -l <"$expected") records in 5 codecs x 3 acks modes read back"
 
-# 2. Null keys, and a consumer starting at a timestamp.
+# 2. An idempotent producer (InitProducerId, sequence numbers), zstd.
+seq 1 5000 | sed 's/.*/idempotent &/' >"$work/idempotent"
+produce idempotent "$work/idempotent" -X enable.idempotence=true -z zstd -l
+consume idempotent -o beginning -f '%s\n' | diff -q - "$work/idempotent" >/dev/null ||
+  fail "idempotent producer"
+echo "ok: 5000 records of an idempotent producer"
+
+# 3. Null keys, and a consumer starting at a timestamp.
 printf 'no key 1\nno key 2\n' | produce nullkeys -X acks=all
 [[ "$(consume nullkeys -o beginning -f '%K|%s\n')" == $'-1|no key 1\n-1|no key 2' ]] ||
   fail "null keys"
@@ -97,7 +104,7 @@ printf 'late 1\nlate 2\n' | produce nullkeys -X acks=all
   fail "consume from a timestamp"
 echo "ok: null keys and a timestamp lookup"
 
-# 3. SIGKILL right after kcat saw every record acknowledged (acks=all):
+# 4. SIGKILL right after kcat saw every record acknowledged (acks=all):
 #    the restarted broker (at a higher leader epoch) serves all of them.
 seq 1 20000 | sed 's/.*/durable &/' >"$work/durable"
 produce durable "$work/durable" -X acks=all -l

@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -196,6 +197,134 @@ struct ListOffsetsResponse {
 };
 void EncodeListOffsetsResponse(const ListOffsetsResponse& response,
                                int16_t version, WireWriter& writer);
+
+// ---- CreateTopics (key 19), v0-4 -------------------------------------------
+
+struct CreatableTopic {
+  std::string name;
+  int32_t num_partitions = -1;      // -1 (v4+): num.partitions
+  int16_t replication_factor = -1;  // -1 (v4+): the default (1)
+  // Explicit assignments: partition index -> broker ids.
+  std::vector<std::pair<int32_t, std::vector<int32_t>>> assignments;
+  std::vector<std::pair<std::string, std::optional<std::string>>> configs;
+};
+struct CreateTopicsRequest {
+  std::vector<CreatableTopic> topics;
+  int32_t timeout_ms = 0;
+  bool validate_only = false;  // v1+
+};
+absl::StatusOr<CreateTopicsRequest> DecodeCreateTopicsRequest(
+    WireReader& reader, int16_t version);
+
+struct TopicResult {
+  std::string name;
+  int16_t error_code = 0;
+  std::optional<std::string> error_message;  // CreateTopics v1+
+};
+struct CreateTopicsResponse {
+  std::vector<TopicResult> topics;
+};
+void EncodeCreateTopicsResponse(const CreateTopicsResponse& response,
+                                int16_t version, WireWriter& writer);
+
+// ---- DeleteTopics (key 20), v0-3 -------------------------------------------
+
+struct DeleteTopicsRequest {
+  std::vector<std::string> topics;
+  int32_t timeout_ms = 0;
+};
+absl::StatusOr<DeleteTopicsRequest> DecodeDeleteTopicsRequest(
+    WireReader& reader, int16_t version);
+
+struct DeleteTopicsResponse {
+  std::vector<TopicResult> topics;  // error_message is not sent
+};
+void EncodeDeleteTopicsResponse(const DeleteTopicsResponse& response,
+                                int16_t version, WireWriter& writer);
+
+// ---- DeleteRecords (key 21), v0-1 ------------------------------------------
+
+struct DeleteRecordsPartition {
+  int32_t partition = 0;
+  int64_t offset = 0;  // -1: the high watermark
+};
+struct DeleteRecordsTopic {
+  std::string name;
+  std::vector<DeleteRecordsPartition> partitions;
+};
+struct DeleteRecordsRequest {
+  std::vector<DeleteRecordsTopic> topics;
+  int32_t timeout_ms = 0;
+};
+absl::StatusOr<DeleteRecordsRequest> DecodeDeleteRecordsRequest(
+    WireReader& reader, int16_t version);
+
+struct DeleteRecordsPartitionResult {
+  int32_t partition = 0;
+  int64_t low_watermark = -1;
+  int16_t error_code = 0;
+};
+struct DeleteRecordsTopicResult {
+  std::string name;
+  std::vector<DeleteRecordsPartitionResult> partitions;
+};
+struct DeleteRecordsResponse {
+  std::vector<DeleteRecordsTopicResult> topics;
+};
+void EncodeDeleteRecordsResponse(const DeleteRecordsResponse& response,
+                                 int16_t version, WireWriter& writer);
+
+// ---- InitProducerId (key 22), v0-1 -----------------------------------------
+
+struct InitProducerIdRequest {
+  std::optional<std::string> transactional_id;
+  int32_t transaction_timeout_ms = 0;
+};
+absl::StatusOr<InitProducerIdRequest> DecodeInitProducerIdRequest(
+    WireReader& reader, int16_t version);
+
+struct InitProducerIdResponse {
+  int16_t error_code = 0;
+  int64_t producer_id = -1;
+  int16_t producer_epoch = -1;
+};
+void EncodeInitProducerIdResponse(const InitProducerIdResponse& response,
+                                  int16_t version, WireWriter& writer);
+
+// ---- OffsetForLeaderEpoch (key 23), v0-3 -----------------------------------
+
+struct EpochRequestPartition {
+  int32_t partition = 0;
+  int32_t current_leader_epoch = -1;  // v2+
+  int32_t leader_epoch = 0;
+};
+struct EpochRequestTopic {
+  std::string name;
+  std::vector<EpochRequestPartition> partitions;
+};
+struct OffsetForLeaderEpochRequest {
+  int32_t replica_id = -1;  // v3+
+  std::vector<EpochRequestTopic> topics;
+};
+absl::StatusOr<OffsetForLeaderEpochRequest> DecodeOffsetForLeaderEpochRequest(
+    WireReader& reader, int16_t version);
+
+struct EpochEndPartition {
+  int16_t error_code = 0;
+  int32_t partition = 0;
+  int32_t leader_epoch = -1;  // v1+
+  int64_t end_offset = -1;
+};
+struct EpochEndTopic {
+  std::string name;
+  std::vector<EpochEndPartition> partitions;
+};
+struct OffsetForLeaderEpochResponse {
+  std::vector<EpochEndTopic> topics;
+};
+void EncodeOffsetForLeaderEpochResponse(
+    const OffsetForLeaderEpochResponse& response, int16_t version,
+    WireWriter& writer);
 
 }  // namespace kaas::broker
 
