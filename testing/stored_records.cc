@@ -32,6 +32,23 @@ absl::StatusOr<std::vector<StoredRecord>> StoredRecordsOf(
   return out;
 }
 
+absl::StatusOr<std::map<int64_t, std::string>> BatchesOf(
+    absl::string_view bytes) {
+  std::map<int64_t, std::string> batches;
+  while (!bytes.empty()) {
+    absl::StatusOr<size_t> size = PeekBatchSize(bytes);
+    if (!size.ok()) return size.status();
+    if (*size > bytes.size()) {
+      return absl::DataLossError("a read returned a partial batch");
+    }
+    const absl::string_view batch = bytes.substr(0, *size);
+    batches[ReadBigEndian64(batch.data() + batch_layout::kBaseOffset)] =
+        std::string(batch);
+    bytes.remove_prefix(*size);
+  }
+  return batches;
+}
+
 std::map<std::string, RecordValue> LatestByKey(
     const std::vector<StoredRecord>& records) {
   std::map<std::string, RecordValue> latest;

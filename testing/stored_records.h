@@ -40,6 +40,11 @@ struct StoredRecord {
 absl::StatusOr<std::vector<StoredRecord>> StoredRecordsOf(
     absl::string_view bytes);
 
+// The batches in `bytes` (a read's records), by base offset. Errors: the
+// first batch that does not frame (PeekBatchSize's).
+absl::StatusOr<std::map<int64_t, std::string>> BatchesOf(
+    absl::string_view bytes);
+
 // key -> value of the latest data record of each key (control records and
 // null keys are skipped).
 std::map<std::string, RecordValue> LatestByKey(

@@ -133,4 +133,17 @@ std::string DescribeWaitStatus(int status) {
   return absl::StrCat("wait status ", status);
 }
 
+bool LineWriter::Write(absl::string_view line) {
+  absl::MutexLock lock(&mu_);
+  size_t written = 0;
+  while (written < line.size()) {
+    ssize_t n =
+        ::write(STDOUT_FILENO, line.data() + written, line.size() - written);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    written += static_cast<size_t>(n);
+  }
+  return true;
+}
+
 }  // namespace kaas::tools

@@ -18,6 +18,8 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 
 namespace kaas::tools {
@@ -56,6 +58,19 @@ class ChildProcess {
   int stdout_fd_ = -1;
   std::string buffered_;
   bool eof_ = false;
+};
+
+// The child's side of the pipe: writes whole lines to stdout with one
+// write(2) each, so that lines of concurrent threads never interleave and a
+// line is in the pipe the moment it is written (a parent that SIGKILLs the
+// child later reads every line written before). Thread-safe.
+class LineWriter {
+ public:
+  // False once stdout is closed (the parent stopped listening).
+  bool Write(absl::string_view line);
+
+ private:
+  absl::Mutex mu_;
 };
 
 // A description of a waitpid status: "exited with status 3", "killed by

@@ -27,6 +27,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/mutex.h"
 #include "storage/engine/disk_engine.h"
+#include "tools/child_process.h"
 #include "tools/cli.h"
 #include "tools/demo_flags.h"
 #include "tools/demo_workload.h"
@@ -40,28 +41,6 @@ ABSL_FLAG(int64_t, child_epoch, 2, "Leader epoch the child takes over at.");
 
 namespace kaas::tools {
 namespace {
-
-// Writes whole lines to stdout with one write(2) each, so that lines of
-// concurrent writers never interleave and a line is in the pipe the moment
-// the batch is acknowledged.
-class LineWriter {
- public:
-  bool Write(const std::string& line) {
-    absl::MutexLock lock(&mu_);
-    size_t written = 0;
-    while (written < line.size()) {
-      ssize_t n =
-          ::write(STDOUT_FILENO, line.data() + written, line.size() - written);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) return false;
-      written += static_cast<size_t>(n);
-    }
-    return true;
-  }
-
- private:
-  absl::Mutex mu_;
-};
 
 int RunDemoChild(const CommandLine& command_line) {
   const Subcommand& self = DemoChildSubcommand();

@@ -149,11 +149,7 @@ absl::Status Broker::Impl::HandleFetch(const RequestPtr& request,
   int64_t bytes = 0;
   bool errors = false;
   FetchResponse response = ReadFetch(pending->fetch, &bytes, &errors);
-  bool stopping;
-  {
-    absl::MutexLock lock(&mu_);
-    stopping = stopping_;
-  }
+  const bool stopping = Stopping();
   if (bytes >= std::max(1, pending->fetch.min_bytes) || errors ||
       pending->fetch.max_wait_ms <= 0 || stopping) {
     AnswerFetch(pending, response);
@@ -251,6 +247,11 @@ void Broker::Impl::AnswerFetch(const std::shared_ptr<PendingFetch>& pending,
       }));
 }
 
+bool Broker::Impl::Stopping() {
+  absl::MutexLock lock(&mu_);
+  return stopping_;
+}
+
 bool Broker::Impl::Answered(const std::shared_ptr<PendingFetch>& pending) {
   absl::MutexLock lock(&pending->mu);
   return pending->answered;
@@ -285,11 +286,7 @@ void Broker::Impl::WaitForAppends(
   int64_t bytes = 0;
   bool errors = false;
   FetchResponse response = ReadFetch(pending->fetch, &bytes, &errors);
-  bool stopping;
-  {
-    absl::MutexLock lock(&mu_);
-    stopping = stopping_;
-  }
+  const bool stopping = Stopping();
   if (bytes >= std::max(1, pending->fetch.min_bytes) || errors || stopping) {
     AnswerFetch(pending, response);
   }

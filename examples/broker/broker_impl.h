@@ -159,6 +159,9 @@ class Broker::Impl {
 
   bool Answered(const std::shared_ptr<PendingFetch>& pending);
 
+  // Whether the broker is being destroyed (waiting fetches answer at once).
+  bool Stopping();
+
   // Appends to `tp` became durable (visible): wake the fetches waiting on
   // it, which read again on the pool.
   void NotifyAppended(const TopicPartition& tp);

@@ -43,6 +43,7 @@
 #include "storage/partition/partition.h"
 #include "testing/batch_builder.h"
 #include "testing/status_matchers.h"
+#include "testing/stored_records.h"
 
 namespace kaas {
 namespace {
@@ -143,15 +144,10 @@ class RealDiskFullTest : public ::testing::Test {
       absl::StatusOr<ReadResult> result = read(offset);
       ASSERT_OK(result.status()) << when << ": read at " << offset;
       if (result->batches == 0) break;
-      const std::string flat(result->records);
-      absl::string_view bytes = flat;
-      while (!bytes.empty()) {
-        absl::StatusOr<size_t> size = PeekBatchSize(bytes);
-        ASSERT_OK(size.status()) << when;
-        served[RecordBatchView::ParseHeader(bytes.substr(0, *size))
-                   ->base_offset()] = std::string(bytes.substr(0, *size));
-        bytes.remove_prefix(*size);
-      }
+      absl::StatusOr<std::map<int64_t, std::string>> batches =
+          test::BatchesOf(std::string(result->records));
+      ASSERT_OK(batches.status()) << when;
+      served.insert(batches->begin(), batches->end());
       offset = result->next_offset;
     }
     for (const auto& [offset, batch] : acked_) {

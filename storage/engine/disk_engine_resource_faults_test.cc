@@ -42,6 +42,7 @@
 #include "testing/batch_builder.h"
 #include "testing/fault_injecting_file_system.h"
 #include "testing/status_matchers.h"
+#include "testing/stored_records.h"
 
 namespace kaas {
 namespace {
@@ -150,15 +151,10 @@ class ResourceFaultsTest : public DiskEngineTest {
           engine.Read(tp, offset, 1 << 20, Isolation::kReadUncommitted);
       ASSERT_OK(read.status()) << when << ": read at " << offset;
       if (read->batches == 0) break;
-      const std::string flat(read->records);
-      absl::string_view bytes = flat;
-      while (!bytes.empty()) {
-        absl::StatusOr<size_t> size = PeekBatchSize(bytes);
-        ASSERT_OK(size.status()) << when;
-        served[RecordBatchView::ParseHeader(bytes.substr(0, *size))
-                   ->base_offset()] = std::string(bytes.substr(0, *size));
-        bytes.remove_prefix(*size);
-      }
+      absl::StatusOr<std::map<int64_t, std::string>> batches =
+          test::BatchesOf(std::string(read->records));
+      ASSERT_OK(batches.status()) << when;
+      served.insert(batches->begin(), batches->end());
       offset = read->next_offset;
     }
     ASSERT_FALSE(acked_[tp].empty()) << when;

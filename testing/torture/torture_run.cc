@@ -444,28 +444,6 @@ absl::Status RunKillRounds(const TortureOptions& options,
   return absl::OkStatus();
 }
 
-// Writes whole lines with one write(2) each, so that lines of concurrent
-// writers never interleave and a line is in the pipe the moment the unit is
-// acknowledged.
-class LineWriter {
- public:
-  bool Write(const std::string& line) {
-    absl::MutexLock lock(&mu_);
-    size_t written = 0;
-    while (written < line.size()) {
-      ssize_t n =
-          ::write(STDOUT_FILENO, line.data() + written, line.size() - written);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) return false;
-      written += static_cast<size_t>(n);
-    }
-    return true;
-  }
-
- private:
-  absl::Mutex mu_;
-};
-
 }  // namespace
 
 absl::Status RunTorture(const TortureOptions& options, std::ostream& out) {
@@ -500,7 +478,7 @@ int RunTortureChild(const std::string& data_dir, int writer_count,
     std::cerr << "torture child: " << status << "\n";
     return 1;
   }
-  LineWriter lines;
+  tools::LineWriter lines;
   std::atomic<bool> stop{false};
   std::vector<std::thread> threads;
   for (const Writer& writer : writers) {
