@@ -60,6 +60,12 @@ absl::Status Broker::Impl::Start(const std::vector<TopicPartition>& existing) {
   return absl::OkStatus();
 }
 
+absl::Status Broker::Impl::StartAll(
+    const std::vector<TopicPartition>& existing) {
+  KAAS_RETURN_IF_ERROR(Start(existing));
+  return StartGroups();
+}
+
 void Broker::Impl::Dispatch(const RequestPtr& request) {
   WireReader reader(request->frame);
   absl::StatusOr<RequestHeader> header = ReadRequestHeader(reader);
@@ -119,7 +125,9 @@ void Broker::Impl::Dispatch(const RequestPtr& request) {
       status = HandleOffsetForLeaderEpoch(request, reader);
       break;
     default:
-      status = absl::InternalError("served API without a handler");
+      if (!HandleGroupApi(request, reader, &status)) {
+        status = absl::InternalError("served API without a handler");
+      }
   }
   if (!status.ok()) request->Reply(status);
 }
@@ -261,7 +269,7 @@ absl::StatusOr<std::unique_ptr<Broker>> Broker::Create(
     StorageEngine* engine, BrokerConfig config,
     const std::vector<TopicPartition>& existing) {
   auto impl = std::make_unique<Impl>(engine, std::move(config));
-  KAAS_RETURN_IF_ERROR(impl->Start(existing));
+  KAAS_RETURN_IF_ERROR(impl->StartAll(existing));
   return std::unique_ptr<Broker>(new Broker(std::move(impl)));
 }
 

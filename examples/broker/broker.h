@@ -56,6 +56,8 @@ struct BrokerConfig {
   int64_t leader_epoch = 1;
   // Where the producer-id block is kept (producer_ids.h); empty: in memory.
   std::string state_dir;
+  // Kafka's group.initial.rebalance.delay.ms.
+  int32_t group_initial_rebalance_delay_ms = 3000;
   // Threads doing engine work.
   int handler_threads = 4;
   // A fetch waits at most this long for data, whatever its max_wait_ms

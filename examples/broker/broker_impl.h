@@ -30,6 +30,7 @@
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "examples/broker/broker.h"
+#include "examples/broker/group_coordinator.h"
 #include "examples/broker/messages.h"
 #include "examples/broker/producer_ids.h"
 #include "examples/broker/request_header.h"
@@ -61,11 +62,16 @@ class Broker::Impl {
     {
       absl::MutexLock lock(&mu_);
       stopping_ = true;
+      if (group_ticker_ != nullptr) group_ticker_->cancel();
     }
+    if (groups_ != nullptr) groups_->Shutdown();
     WakeAllFetches();
     pool_.join();
+    groups_.reset();  // waits for commits in flight (none: the pool is idle)
   }
 
+  // Leads `existing`, then starts the group coordinator.
+  absl::Status StartAll(const std::vector<TopicPartition>& existing);
   absl::Status Start(const std::vector<TopicPartition>& existing);
 
   void Handle(const std::shared_ptr<Session>& session, absl::string_view frame,
@@ -107,6 +113,16 @@ class Broker::Impl {
   // Kafka's error for a partition of a topic, or none.
   int16_t PartitionError(const std::string& topic, int32_t partition,
                          bool may_create);
+
+  // ---- Consumer groups (broker_groups.cc) --------------------------------
+
+  // Creates the coordinator (recovering __consumer_offsets) and starts its
+  // ticker.
+  absl::Status StartGroups();
+  void ScheduleGroupTick() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Handles a consumer-group API; false if `api_key` is not one.
+  bool HandleGroupApi(const RequestPtr& request, WireReader& reader,
+                      absl::Status* status);
 
   // ---- Metadata
   // ----------------------------------------------------------------
@@ -210,6 +226,7 @@ class Broker::Impl {
   StorageEngine& engine_;
   const BrokerConfig config_;
   ProducerIdAllocator producer_ids_;
+  std::unique_ptr<GroupCoordinator> groups_;  // set by Start
   asio::thread_pool pool_;
   absl::Mutex create_mu_;
   absl::Mutex mu_ ABSL_ACQUIRED_AFTER(create_mu_);
@@ -218,6 +235,8 @@ class Broker::Impl {
                       std::vector<std::shared_ptr<PendingFetch>>>
       fetch_waiters_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  // Drives the coordinator's timeouts (GroupCoordinator::Tick).
+  std::unique_ptr<asio::steady_timer> group_ticker_ ABSL_GUARDED_BY(mu_);
 };
 
 // A connection's queue of requests, handled one at a time on the pool. Holds

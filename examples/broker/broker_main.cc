@@ -75,6 +75,8 @@ int Run(const std::vector<std::string>& args) {
   config.num_partitions = settings->num_partitions;
   config.auto_create_topics = settings->auto_create_topics;
   config.leader_epoch = epoch;
+  config.group_initial_rebalance_delay_ms =
+      settings->group_initial_rebalance_delay_ms;
   if (!settings->memory_engine) config.state_dir = settings->data_dir;
 
   ServerOptions server_options;

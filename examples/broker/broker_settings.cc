@@ -136,6 +136,12 @@ absl::StatusOr<BrokerSettings> ParseBrokerSettings(
           settings.max_request_bytes < 1024) {
         status = Bad(key, value, "expected an integer >= 1024");
       }
+    } else if (key == "group.initial.rebalance.delay.ms") {
+      if (!absl::SimpleAtoi(value,
+                            &settings.group_initial_rebalance_delay_ms) ||
+          settings.group_initial_rebalance_delay_ms < 0) {
+        status = Bad(key, value, "expected a non-negative integer");
+      }
     } else if (key == "engine") {
       if (value != "disk" && value != "memory") {
         status = Bad(key, value, "expected disk or memory");

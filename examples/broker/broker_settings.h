@@ -13,6 +13,7 @@
 //   log.retention.ms           604800000 (-1: keep forever)
 //   log.segment.bytes          1073741824
 //   socket.request.max.bytes   104857600
+//   group.initial.rebalance.delay.ms  3000
 //   engine                     disk | memory (kaas-broker's own)
 //
 // Thread-safety: pure functions.
@@ -41,6 +42,7 @@ struct BrokerSettings {
   std::optional<int64_t> retention_ms = int64_t{604800000};
   uint64_t segment_bytes = uint64_t{1} << 30;
   int32_t max_request_bytes = 104857600;
+  int32_t group_initial_rebalance_delay_ms = 3000;
   bool memory_engine = false;
 };
 

@@ -28,6 +28,7 @@ fail() {
 start_broker() {
   exec {out}< <(exec "$broker" --log.dirs="$data" \
     --listeners=PLAINTEXT://127.0.0.1:0 --num.partitions="${1:-1}" \
+    --group.initial.rebalance.delay.ms=0 \
     2>>"$work/broker.err")
   BROKER_PID=$!
   local line
@@ -104,7 +105,22 @@ printf 'late 1\nlate 2\n' | produce nullkeys -X acks=all
   fail "consume from a timestamp"
 echo "ok: null keys and a timestamp lookup"
 
-# 4. SIGKILL right after kcat saw every record acknowledged (acks=all):
+# 4. A consumer group (FindCoordinator, JoinGroup, SyncGroup, Heartbeat,
+#    OffsetCommit, OffsetFetch): a second run of the group reads only what
+#    came after its committed offsets.
+seq 1 300 | sed 's/.*/grouped &/' >"$work/grouped"
+produce grouped "$work/grouped" -X acks=all -p 0 -l
+timeout 60 kcat -b "$BOOTSTRAP" -G g1 grouped -o beginning -e -q -f '%s\n' \
+  >"$work/got" || fail "group consumer"
+diff -q "$work/grouped" "$work/got" >/dev/null || fail "the group read $(wc -l <"$work/got") of 300"
+seq 301 350 | sed 's/.*/grouped &/' | produce grouped -X acks=all -p 0
+timeout 60 kcat -b "$BOOTSTRAP" -G g1 grouped -e -q -f '%s\n' >"$work/got" ||
+  fail "group consumer"
+[[ "$(head -1 "$work/got")" == "grouped 301" && "$(wc -l <"$work/got")" == 50 ]] ||
+  fail "the group did not resume at its committed offset: $(head -1 "$work/got"), $(wc -l <"$work/got") records"
+echo "ok: a consumer group resumes at its committed offsets"
+
+# 5. SIGKILL right after kcat saw every record acknowledged (acks=all):
 #    the restarted broker (at a higher leader epoch) serves all of them.
 seq 1 20000 | sed 's/.*/durable &/' >"$work/durable"
 produce durable "$work/durable" -X acks=all -l
@@ -117,7 +133,13 @@ diff "$work/durable" "$work/got" >/dev/null ||
   fail "after SIGKILL: $(wc -l <"$work/got") of 20000 acknowledged records"
 consume records -o beginning -f '%k|%s|%h\n' | diff -q - "$expected" >/dev/null ||
   fail "after SIGKILL: the first topic changed"
-echo "ok: 20000 acknowledged records survived SIGKILL"
+# The group's committed offsets survived too.
+seq 351 360 | sed 's/.*/grouped &/' | produce grouped -X acks=all -p 0
+timeout 60 kcat -b "$BOOTSTRAP" -G g1 grouped -e -q -f '%s\n' >"$work/got" ||
+  fail "group consumer after the restart"
+[[ "$(head -1 "$work/got")" == "grouped 351" && "$(wc -l <"$work/got")" == 10 ]] ||
+  fail "after SIGKILL the group lost its offsets: $(head -1 "$work/got"), $(wc -l <"$work/got") records"
+echo "ok: 20000 acknowledged records and the group's offsets survived SIGKILL"
 
 stop_broker
 echo "ok: SIGTERM stops the broker cleanly"

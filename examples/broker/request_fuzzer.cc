@@ -18,6 +18,7 @@
 #include "examples/broker/broker.h"
 #include "glog/logging.h"
 #include "storage/engine/memory_engine.h"
+#include "storage/engine/storage_engine.h"
 
 namespace kaas::broker {
 namespace {
@@ -29,17 +30,37 @@ uint32_t BigEndian32(const char* p) {
          uint32_t{static_cast<uint8_t>(p[3])};
 }
 
+std::unique_ptr<Broker> NewBroker(StorageEngine* engine) {
+  BrokerConfig config;
+  config.handler_threads = 1;
+  config.max_fetch_wait_ms = 10;
+  config.group_initial_rebalance_delay_ms = 0;
+  absl::StatusOr<std::unique_ptr<Broker>> created =
+      Broker::Create(engine, config, {});
+  CHECK(created.ok()) << created.status();
+  return *std::move(created);
+}
+
+// Whether the frame is a consumer-group API (keys 8-16), whose JoinGroup
+// and SyncGroup may wait for other members for as long as the request's
+// rebalance timeout says.
+bool IsGroupApi(const std::string& frame) {
+  return frame.size() >= 2 && frame[0] == 0 && frame[1] >= 8 && frame[1] <= 16;
+}
+
 void FuzzRequest(const std::string& frame) {
   static MemoryEngine* engine = new MemoryEngine();
-  static Broker* broker = [] {
-    BrokerConfig config;
-    config.handler_threads = 1;
-    config.max_fetch_wait_ms = 10;
-    absl::StatusOr<std::unique_ptr<Broker>> created =
-        Broker::Create(engine, config, {});
-    CHECK(created.ok()) << created.status();
-    return created->release();
-  }();
+  static Broker* shared_broker = NewBroker(engine).release();
+  // A group request gets a broker of its own, whose destruction answers
+  // whatever still waits (NOT_COORDINATOR); others share one broker.
+  std::unique_ptr<MemoryEngine> own_engine;
+  std::unique_ptr<Broker> own_broker;
+  Broker* broker = shared_broker;
+  if (IsGroupApi(frame)) {
+    own_engine = std::make_unique<MemoryEngine>();
+    own_broker = NewBroker(own_engine.get());
+    broker = own_broker.get();
+  }
   // A fresh session per input: no input waits behind another.
   std::shared_ptr<Broker::Session> session = broker->NewSession();
   absl::Notification done;
@@ -51,6 +72,7 @@ void FuzzRequest(const std::string& frame) {
                    reply = std::move(r);
                    done.Notify();
                  });
+  own_broker.reset();
   // A fetch waits at most max_fetch_wait_ms (10 ms here) for an append.
   CHECK(done.WaitForNotificationWithTimeout(absl::Minutes(5)));
   CHECK_EQ(answers, 1);
