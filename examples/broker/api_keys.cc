@@ -2,6 +2,8 @@
 
 #include "examples/broker/api_keys.h"
 
+#include "examples/broker/group_messages.h"
+
 namespace kaas::broker {
 namespace {
 
@@ -16,18 +18,16 @@ constexpr ApiVersionRange kApis[] = {
     {kDeleteRecords, 0, 1},
     {kInitProducerId, 0, 1},
     {kOffsetForLeaderEpoch, 0, 3},
-    // The consumer-group APIs (group_messages.h): OffsetCommit,
-    // OffsetFetch, FindCoordinator, JoinGroup, Heartbeat, LeaveGroup,
-    // SyncGroup, DescribeGroups, ListGroups.
-    {8, 0, 7},
-    {9, 0, 5},
-    {10, 0, 2},
-    {11, 0, 5},
-    {12, 0, 3},
-    {13, 0, 3},
-    {14, 0, 3},
-    {15, 0, 4},
-    {16, 0, 2},
+    // The consumer-group APIs (group_messages.h), each served from v0.
+    {group_api::kOffsetCommit, 0, group_api::kOffsetCommitMax},
+    {group_api::kOffsetFetch, 0, group_api::kOffsetFetchMax},
+    {group_api::kFindCoordinator, 0, group_api::kFindCoordinatorMax},
+    {group_api::kJoinGroup, 0, group_api::kJoinGroupMax},
+    {group_api::kHeartbeat, 0, group_api::kHeartbeatMax},
+    {group_api::kLeaveGroup, 0, group_api::kLeaveGroupMax},
+    {group_api::kSyncGroup, 0, group_api::kSyncGroupMax},
+    {group_api::kDescribeGroups, 0, group_api::kDescribeGroupsMax},
+    {group_api::kListGroups, 0, group_api::kListGroupsMax},
 };
 
 }  // namespace
@@ -64,19 +64,19 @@ bool IsFlexible(int16_t api_key, int16_t api_version) {
       return api_version >= 2;
     case kOffsetForLeaderEpoch:
       return api_version >= 4;
-    case 8:  // OffsetCommit
+    case group_api::kOffsetCommit:
       return api_version >= 8;
-    case 9:   // OffsetFetch
-    case 11:  // JoinGroup
+    case group_api::kOffsetFetch:
+    case group_api::kJoinGroup:
       return api_version >= 6;
-    case 10:  // FindCoordinator
-    case 16:  // ListGroups
+    case group_api::kFindCoordinator:
+    case group_api::kListGroups:
       return api_version >= 3;
-    case 12:  // Heartbeat
-    case 13:  // LeaveGroup
-    case 14:  // SyncGroup
+    case group_api::kHeartbeat:
+    case group_api::kLeaveGroup:
+    case group_api::kSyncGroup:
       return api_version >= 4;
-    case 15:  // DescribeGroups
+    case group_api::kDescribeGroups:
       return api_version >= 5;
     default:
       return false;
