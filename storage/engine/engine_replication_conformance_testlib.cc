@@ -247,6 +247,31 @@ TEST_P(EngineConformanceTest, TruncationForgetsTheProducerStateItCuts) {
   EXPECT_EQ(duplicate.base_offset, 0);
 }
 
+// Found by opfuzz: a producer whose batches DeleteRecords removed keeps its
+// state (the disk engine's snapshots keep it, as Kafka's do), also across a
+// truncation that cuts later batches.
+TEST_P(EngineConformanceTest, TruncationKeepsTheProducersOfDeletedRecords) {
+  ASSERT_OK(engine().BecomeFollower(kFollower, 3).status());
+  ASSERT_OK(Replicate(kFollower,
+                      Stored(ProducerBatch(7, 0, 0, 2), 0, 3) +
+                          Stored(Batch(2), 2, 3) + Stored(Batch(1), 4, 3),
+                      3)
+                .status());
+  ASSERT_THAT(engine().DeleteRecords(kFollower, 2), IsOkAndHolds(2));
+  ASSERT_THAT(engine().TruncateTo(kFollower, 4), IsOkAndHolds(4));
+  ASSERT_OK_AND_ASSIGN(std::vector<ProducerDescription> producers,
+                       engine().DescribeProducers(kFollower));
+  ASSERT_EQ(producers.size(), 1u);
+  EXPECT_EQ(producers[0].producer_id, 7);
+  EXPECT_EQ(producers[0].last_sequence, 1);
+  // Promoted, it still knows the producer's sequence: a gap is refused.
+  ASSERT_OK(engine().TakeOver(kFollower, 4).status());
+  EXPECT_THAT(engine().AppendAndWait(kFollower, 4, Acks::kAll,
+                                     ProducerBatch(7, 0, 5, 1)),
+              HasStorageError(StorageErrorCode::kOutOfOrderSequence));
+  EXPECT_EQ(MustAppend(kFollower, ProducerBatch(7, 0, 2, 1), 4).base_offset, 4);
+}
+
 TEST_P(EngineConformanceTest, TruncationForgetsTheTransactionStateItCuts) {
   ASSERT_OK(engine().BecomeFollower(kFollower, 3).status());
   const std::string data =

@@ -188,9 +188,17 @@ absl::StatusOr<int64_t> MemoryPartition::DeleteRecords(int64_t target) {
     log_start_ = target;
     txns_.EvictBelow(log_start_);
     while (!batches_.empty() && batches_.front().last_offset < log_start_) {
-      freed += batches_.front().bytes->size();
+      const StoredBatch& front = batches_.front();
+      if (absl::StatusOr<RecordBatchView> batch =
+              RecordBatchView::ParseHeader(*front.bytes);
+          batch.ok()) {
+        (void)RecordBatchState(*batch, front.base_offset, &freed_producers_,
+                               &freed_txns_);
+      }
+      freed += front.bytes->size();
       batches_.pop_front();
     }
+    freed_txns_.EvictBelow(log_start_);
     size_bytes_ -= freed;
     log_start = log_start_;
   }
@@ -293,9 +301,15 @@ absl::StatusOr<int64_t> MemoryPartition::Truncate(
   }
   next_offset_ = new_end;
   broker_high_watermark_ = std::min(broker_high_watermark_, new_end);
-  // The state of what is left: replayed as recovery replays a log.
-  producers_ = idempotence::ProducerStateMap();
-  txns_ = txn::TxnIndex();
+  // The state of what is left: replayed as recovery replays a log, from
+  // the state of the batches DeleteRecords freed (a full truncation keeps
+  // none).
+  if (full) {
+    freed_producers_ = idempotence::ProducerStateMap();
+    freed_txns_ = txn::TxnIndex();
+  }
+  producers_ = freed_producers_;
+  txns_ = freed_txns_;
   for (const StoredBatch& stored : batches_) {
     absl::StatusOr<RecordBatchView> batch =
         RecordBatchView::ParseHeader(*stored.bytes);

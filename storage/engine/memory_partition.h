@@ -144,6 +144,12 @@ class MemoryPartition {
   int64_t log_start_ ABSL_GUARDED_BY(mu_) = 0;
   idempotence::ProducerStateMap producers_ ABSL_GUARDED_BY(mu_);
   txn::TxnIndex txns_ ABSL_GUARDED_BY(mu_);
+  // The producer and transaction state of the batches DeleteRecords freed,
+  // as the disk partition's state snapshots keep it: a truncation replays
+  // the batches kept on top of it (a producer is not forgotten because its
+  // batches went below the log start).
+  idempotence::ProducerStateMap freed_producers_ ABSL_GUARDED_BY(mu_);
+  txn::TxnIndex freed_txns_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace kaas::memory_internal
