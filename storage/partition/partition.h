@@ -71,6 +71,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/container/btree_set.h"
 #include "absl/container/inlined_vector.h"
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
@@ -411,6 +412,11 @@ class Partition : public std::enable_shared_from_this<Partition> {
     std::shared_ptr<segment::Segment> segment;
     uint64_t durable_position = 0;
     int64_t durable_offset = 0;
+    // The producer and transaction state at the next segment's base,
+    // sampled at the roll: written once this segment is durable (a snapshot
+    // claims the log before its offset durable), so that the log may later
+    // begin at that base without forgetting the state of what lies before.
+    std::shared_ptr<const metadata::PartitionStateSnapshot> base_snapshot;
   };
   // Immutable list of segments, published for lock-free readers.
   using SegmentList = std::vector<std::shared_ptr<segment::Segment>>;
@@ -504,8 +510,8 @@ class Partition : public std::enable_shared_from_this<Partition> {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   metadata::PartitionStateSnapshot StateSnapshotLocked() const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Writes the snapshot, then the checkpoint, then deletes the segments
-  // awaiting a snapshot that this one covers. Skipped once the partition is
+  // Writes the due base snapshots and the snapshot, deletes the segments
+  // awaiting a snapshot that these cover, then writes the checkpoint. Skipped once the partition is
   // closed unless `final` (Relinquish's own write). Returns whether both
   // were written (a failure is logged: the next recovery scans more).
   bool WriteCheckpointAndSnapshot(const metadata::RecoveryCheckpoint& cp,
@@ -513,7 +519,24 @@ class Partition : public std::enable_shared_from_this<Partition> {
                                   bool final = false);
   metadata::RecoveryCheckpoint CheckpointLocked() const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void PruneSnapshots(int64_t newest);
+  // Removes snapshots no recovery needs: all but the newest two at or below
+  // `newest`, except those at the base offset of a segment file still on
+  // disk (a later log start or truncation may need them). Requires
+  // checkpoint_mu_.
+  void PruneSnapshots(int64_t newest) ABSL_LOCKS_EXCLUDED(mu_);
+  // Queues the base snapshots of `seals`, whose tails are durable now, for
+  // WriteDueBaseSnapshots.
+  void QueueBaseSnapshotsLocked(const std::vector<PendingSeal>& seals)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Writes the queued base snapshots, then deletes the segments awaiting
+  // one that are now covered. Nothing once closed unless `final`. Requires
+  // checkpoint_mu_.
+  void WriteDueBaseSnapshots(bool final) ABSL_LOCKS_EXCLUDED(mu_);
+  // Takes from awaiting_snapshot_ its longest prefix that recovery no
+  // longer needs: the one after which the next file on disk begins where a
+  // durable snapshot lies (recovery then replays from that snapshot, and
+  // forgets nothing the prefix held).
+  SegmentList TakeCoveredAwaitingLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   // ---- partition_lifecycle.cc
   struct SegmentsDeleted {
@@ -730,10 +753,14 @@ class Partition : public std::enable_shared_from_this<Partition> {
   std::optional<TimerThread::TaskId> watchdog_ ABSL_GUARDED_BY(mu_);
   uint64_t last_checkpoint_position_ ABSL_GUARDED_BY(mu_) = 0;
   bool checkpoint_after_roll_ ABSL_GUARDED_BY(mu_) = false;
-  // The offset the newest durable state snapshot covers (-1: none written
-  // since open), and the segments below the log start whose files wait for
-  // a snapshot covering them before they are deleted (AdvanceLogStart).
-  int64_t snapshot_offset_ ABSL_GUARDED_BY(mu_) = -1;
+  // The offsets of the state snapshots on disk (found at open or written
+  // since), the base snapshots whose segments' tails are durable but which
+  // are not written yet, and the segments below the log start whose files
+  // wait for a snapshot at the base of the file after them before they are
+  // deleted (AdvanceLogStart, or found so at open), oldest first.
+  absl::btree_set<int64_t> snapshot_offsets_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::shared_ptr<const metadata::PartitionStateSnapshot>>
+      due_base_snapshots_ ABSL_GUARDED_BY(mu_);
   SegmentList awaiting_snapshot_ ABSL_GUARDED_BY(mu_);
   absl::Status stall_status_ ABSL_GUARDED_BY(mu_);
   bool rearm_scheduled_ ABSL_GUARDED_BY(mu_) = false;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <utility>
 
@@ -307,7 +308,9 @@ absl::Status Partition::RollLocked(uint32_t epoch) {
   } else {
     old->Seal();
     pending_seals_.push_back(
-        PendingSeal{old, active_durable_position_, active_durable_offset_});
+        PendingSeal{old, active_durable_position_, active_durable_offset_,
+                    std::make_shared<const metadata::PartitionStateSnapshot>(
+                        StateSnapshotLocked())});
     for (StorageStats* stats : StatsSinks()) {
       stats->segments_rolled.fetch_add(1, std::memory_order_relaxed);
     }

@@ -141,6 +141,50 @@ TEST_F(FollowerTest, ACrashAfterTheIntentLeavesTheLogTruncated) {
   EXPECT_EQ(partition->LogEndOffset(), 24);
 }
 
+// A truncation rebuilds the producer state at the cut from the newest
+// snapshot at or before it and the log after that: after DeleteRecords the
+// snapshot at the base of the first segment kept is there, so the state of
+// the deleted segments' producers survives.
+TEST_F(FollowerTest, ATruncationAfterDeleteRecordsKeepsTheProducerState) {
+  PartitionConfig config = SmallConfig();
+  config.segment_bytes = 2048;
+  config.checkpoint_interval_bytes = 1 << 30;  // snapshots at rolls only
+  auto partition = OpenLeader(1, config);
+  int32_t sequence = 0;
+  for (int i = 0; i < 20; ++i, sequence += 2) {
+    AppendDurably(*partition, ProducerBatch(5, 0, sequence, 2));
+  }
+  const size_t producer_segments = partition->Segments().size();
+  while (partition->Segments().size() < producer_segments + 2) {
+    AppendDurably(*partition, Batch(1, 300));
+  }
+  const int64_t target = partition->Segments().back().base_offset;
+  ASSERT_OK(partition->DeleteRecords(target).status());
+  // Two more rolls: the snapshots each writes are all past the cut.
+  while (partition->Segments().size() < 3) {
+    AppendDurably(*partition, Batch(1, 300));
+  }
+  ASSERT_OK(partition->Relinquish());
+  partition.reset();
+
+  partition = OpenFollower(2, config);
+  ASSERT_NE(partition, nullptr);
+  ASSERT_OK_AND_ASSIGN(int64_t end,
+                       partition->PrepareTruncation(target + 2, false));
+  EXPECT_EQ(end, target + 2);
+  partition->Abandon();
+  partition.reset();
+  partition = OpenFollower(2, config);
+  ASSERT_NE(partition, nullptr);
+  EXPECT_EQ(partition->LogStartOffset(), target);
+  EXPECT_EQ(partition->LogEndOffset(), target + 2);
+  ASSERT_OK_AND_ASSIGN(std::vector<ProducerDescription> producers,
+                       partition->DescribeProducers());
+  ASSERT_EQ(producers.size(), 1u);
+  EXPECT_EQ(producers[0].producer_id, 5);
+  EXPECT_EQ(producers[0].last_sequence, sequence - 1);
+}
+
 // The intent did not reach the disk (the manifest write failed): the
 // partition is closed, and the reopen finds the log as it was.
 TEST_F(FollowerTest, ATruncationWhoseIntentFailedLeavesTheLogWhole) {

@@ -480,15 +480,70 @@ TEST_F(PartitionTest, DeletedSegmentsKeepTheirProducerStateAcrossACrash) {
             end + 1);
 }
 
+// A recovery that cannot use the recovery checkpoint replays the log from
+// the first segment file on disk: the files below the log start go only once
+// a state snapshot lies at the base of the file after them, so the producer
+// state they held is never forgotten.
+TEST_F(PartitionTest, DeletedSegmentsKeepTheirProducerStateWithoutACheckpoint) {
+  PartitionConfig config = SmallConfig();
+  config.segment_bytes = 2048;
+  config.checkpoint_interval_bytes = 1 << 30;  // snapshots at rolls only
+  auto partition = OpenLeader(1, config);
+  int32_t sequence = 0;
+  int64_t last_producer_offset = -1;
+  for (int i = 0; i < 20; ++i, sequence += 2) {
+    last_producer_offset =
+        AppendDurably(*partition, ProducerBatch(5, 0, sequence, 2));
+  }
+  const size_t producer_segments = partition->Segments().size();
+  while (partition->Segments().size() < producer_segments + 2) {
+    AppendDurably(*partition, Batch(1, 300));
+  }
+  const int64_t target = partition->Segments().back().base_offset;
+  ASSERT_OK(partition->DeleteRecords(target).status());
+  // Two more rolls: the snapshots each writes lie past the first segment.
+  while (partition->Segments().size() < 3) {
+    AppendDurably(*partition, Batch(1, 300));
+  }
+  {
+    const std::vector<std::string> names = ListDir();
+    EXPECT_THAT(names, Contains(metadata::SnapshotFileName(target)));
+    const auto first_log =
+        std::find_if(names.begin(), names.end(), [](const std::string& name) {
+          return absl::EndsWith(name, ".log");
+        });
+    ASSERT_NE(first_log, names.end());
+    EXPECT_EQ(*first_log, LogFileName(1, target))
+        << "the segments below the log start went";
+  }
+  fs().Crash();
+  partition.reset();
+  ASSERT_OK(fs().Unlink(PathOf(metadata::kCheckpointFileName)));
+
+  OpenReport report;
+  partition = OpenLeader(2, config, &report);
+  EXPECT_FALSE(report.used_checkpoint);
+  EXPECT_EQ(report.snapshot_offset, target);
+  ASSERT_OK_AND_ASSIGN(std::vector<ProducerDescription> producers,
+                       partition->DescribeProducers());
+  ASSERT_EQ(producers.size(), 1u);
+  EXPECT_EQ(producers[0].last_sequence, sequence - 1);
+  EXPECT_EQ(AppendDurably(*partition, ProducerBatch(5, 0, sequence - 2, 2), 2),
+            last_producer_offset)
+      << "a retry of the producer's newest batch is recognised";
+}
+
 // The deferred half of the rule above: DeleteRecords while the newest
-// roll's state snapshot is not durable yet (its cycle is held in the
-// snapshot's fsync; later writes are not durable either). The log start
-// moves at once and the segments leave the list at once; the files of a
-// segment some durable snapshot covers go at once, but those of the
-// uncovered one stay until a snapshot covering them is durable (recovery
-// rebuilds producer state from them), and go with it. A power loss in
-// between recovers with the log start where DeleteRecords put it and the
-// producer's state replayed from the kept files, which that open deletes.
+// roll's state snapshot (at the new segment's base) is not durable yet (its
+// cycle is held in the snapshot's fsync; later writes are not durable
+// either). The log start moves at once and the segments leave the list at
+// once; the files of a segment followed by one with a durable snapshot at
+// its base go at once, but those of the other stay until that snapshot is
+// durable (recovery rebuilds producer state from them), and go with it. A
+// power loss in between recovers with the log start where DeleteRecords put
+// it and the producer's state replayed from the kept files; that open
+// writes the snapshot the replay took at the log start's segment base, then
+// deletes them.
 TEST_F(PartitionTest, DeletedSegmentsKeepTheirFilesUntilASnapshotCoversThem) {
   PartitionConfig config = SmallConfig();
   config.segment_bytes = 2048;
@@ -581,7 +636,10 @@ TEST_F(PartitionTest, DeletedSegmentsKeepTheirFilesUntilASnapshotCoversThem) {
   OpenReport report;
   partition = OpenLeader(2, config, &report);
   EXPECT_EQ(partition->LogStartOffset(), second_target);
-  EXPECT_THAT(report.deleted, Contains(log_of(waiting)));
+  // The open replays the waiting segment, writes the state at the log
+  // start's segment base, then deletes it.
+  EXPECT_THAT(ListDir(),
+              Contains(metadata::SnapshotFileName(before[2].base_offset)));
   for (const std::string& name : files_of(waiting)) {
     EXPECT_THAT(ListDir(), Not(Contains(name)));
   }

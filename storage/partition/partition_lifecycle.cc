@@ -84,6 +84,7 @@ absl::Status Partition::SyncAllLocked(Completions* done) {
   for (const PendingSeal& seal : pending_seals_) {
     seal.segment->ReleaseWriteHandle();
   }
+  QueueBaseSnapshotsLocked(pending_seals_);
   pending_seals_.clear();
   dir_sync_needed_ = false;
   active_durable_position_ = active_->size();
@@ -531,12 +532,17 @@ absl::StatusOr<LogStartAdvance> Partition::AdvanceLogStart(int64_t target) {
                                         dir_, written.on_disk.leader_epoch()));
   }
   manifest_epochs_ = epochs;
+  // The base snapshots of seals already durable, so that the segments they
+  // follow may go now rather than after the next cycle. Not if a cycle is
+  // writing snapshots: it takes the covered segments once it has (a slow
+  // disk never holds DeleteRecords up).
+  if (checkpoint_mu_.TryLock()) {
+    WriteDueBaseSnapshots(/*final=*/false);
+    checkpoint_mu_.Unlock();
+  }
 
   LogStartAdvance advance;
   SegmentList doomed;
-  std::optional<
-      std::pair<metadata::RecoveryCheckpoint, metadata::PartitionStateSnapshot>>
-      covering;
   {
     absl::MutexLock lock(&mu_);
     if (state_ == State::kClosed) {
@@ -558,59 +564,30 @@ absl::StatusOr<LogStartAdvance> Partition::AdvanceLogStart(int64_t target) {
            segments_[keep_from + 1]->base_offset() <= log_start_offset_) {
       ++keep_from;
     }
-    doomed.assign(segments_.begin(), segments_.begin() + keep_from);
-    segments_.erase(segments_.begin(), segments_.begin() + keep_from);
+    awaiting_snapshot_.insert(awaiting_snapshot_.end(), segments_.begin(),
+                              segments_.begin() + keep_from);
     pending_seals_.erase(
         std::remove_if(pending_seals_.begin(), pending_seals_.end(),
                        [&](const PendingSeal& seal) {
-                         return std::find(doomed.begin(), doomed.end(),
-                                          seal.segment) != doomed.end();
+                         return seal.segment->base_offset() <
+                                segments_[keep_from]->base_offset();
                        }),
         pending_seals_.end());
-    // Producer state lives only in the log and the state snapshots, and
-    // recovery replays the log from the newest snapshot: a segment goes
-    // only once a durable snapshot covers its batches. When everything
-    // written is durable, one is sampled here (the state at the durable
-    // end, as a cycle samples it) and written before the files go.
-    // Otherwise the uncovered segments keep their files until a later
-    // snapshot covers them (the next cycle is asked for one;
-    // WriteCheckpointAndSnapshot deletes them); out of the list already,
-    // they are never read, and after a crash the next open replays them
-    // before it drops them.
-    const int64_t covered_end = snapshot_offset_;
-    auto uncovered = std::stable_partition(
-        doomed.begin(), doomed.end(),
-        [covered_end](const std::shared_ptr<segment::Segment>& segment) {
-          return segment->next_offset() <= covered_end;
-        });
-    if (uncovered != doomed.end()) {
-      const bool all_durable = !stalled_.load() && pending_seals_.empty() &&
-                               active_durable_offset_ == next_offset_;
-      if (all_durable) {
-        covering.emplace(CheckpointLocked(), StateSnapshotLocked());
-      } else {
-        awaiting_snapshot_.insert(awaiting_snapshot_.end(), uncovered,
-                                  doomed.end());
-        doomed.erase(uncovered, doomed.end());
-        checkpoint_after_roll_ = true;
-        RequestSyncLocked();
-      }
-    }
+    segments_.erase(segments_.begin(), segments_.begin() + keep_from);
+    // Producer state lives only in the log and the state snapshots, and a
+    // recovery without a usable checkpoint replays from the first segment
+    // file on disk: the files below the log start go only once a durable
+    // snapshot lies at the base of the file after them (each roll writes
+    // one at the new segment's base once the sealed one is durable). Until
+    // then they stay on disk, out of the list and never read; a crash
+    // meanwhile replays them again.
+    doomed = TakeCoveredAwaitingLocked();
     // The raised log start before the shorter list: a reader that sees the
     // list without the doomed segments also sees the log start above them
     // (Read answers kOffsetOutOfRange instead of reading further on).
     PublishOffsetsLocked();
     PublishSegmentsLocked();
     advance.log_start_offset = log_start_offset_;
-  }
-  if (covering.has_value()) {
-    // On failure the segments wait for a later snapshot, as above.
-    if (!WriteCheckpointAndSnapshot(covering->first, covering->second)) {
-      absl::MutexLock lock(&mu_);
-      awaiting_snapshot_.insert(awaiting_snapshot_.end(), doomed.begin(),
-                                doomed.end());
-      doomed.clear();
-    }
   }
   const SegmentsDeleted deleted = DeleteSegmentFiles(doomed);
   advance.segments_deleted = deleted.segments;

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <memory>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -85,7 +86,12 @@ absl::Status Partition::Recover(const metadata::ProducerFences& fences,
   const bool need_checkpoint = !report->used_checkpoint ||
                                report->scanned_bytes > 0 ||
                                report->truncated_bytes > 0;
-  if (need_checkpoint) WriteCheckpointAndSnapshot(checkpoint, snapshot);
+  if (need_checkpoint) {
+    WriteCheckpointAndSnapshot(checkpoint, snapshot);
+  } else {
+    absl::MutexLock checkpoint_lock(&checkpoint_mu_);
+    WriteDueBaseSnapshots(/*final=*/false);
+  }
   // A completed truncation's intent goes last, once what it cut is gone
   // and the rest is durable (Adopt's state; ManifestLocked records none).
   if (!manifest_valid || report->completed_truncation.has_value()) {
@@ -117,6 +123,14 @@ void Partition::Adopt(RecoveredLog log) {
   absl::MutexLock lock(&mu_);
   epochs_ = std::move(log.epochs);
   segments_ = std::move(log.segments);
+  awaiting_snapshot_ = std::move(log.below_log_start);
+  if (log.log_start_snapshot.has_value()) {
+    due_base_snapshots_.push_back(
+        std::make_shared<const metadata::PartitionStateSnapshot>(
+            *std::move(log.log_start_snapshot)));
+  }
+  snapshot_offsets_ = absl::btree_set<int64_t>(log.snapshot_offsets.begin(),
+                                               log.snapshot_offsets.end());
   active_ = active;
   next_offset_ = log.next_offset;
   durable_end_ = log.next_offset;

@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/btree_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
@@ -205,8 +206,12 @@ absl::StatusOr<RecoveredLog> PartitionRecovery::Run(
   // ---- 6. State: the newest usable snapshot at or before the start.
   StateReplay replay;
   int64_t replay_from = segments.empty() ? 0 : segments[0]->base_offset();
+  // The snapshots left on disk (those past a cut or set aside leave).
+  absl::btree_set<int64_t> snapshots(listing.snapshot_offsets.begin(),
+                                     listing.snapshot_offsets.end());
   for (int64_t offset : listing.snapshot_offsets) {
     if (cut_.has_value() && offset > *cut_) {
+      snapshots.erase(offset);
       // The state after the cut: never the truncated log's.
       Note(absl::StrCat(metadata::SnapshotFileName(offset),
                         ": deletes it: it lies past the truncation"));
@@ -247,14 +252,41 @@ absl::StatusOr<RecoveredLog> PartitionRecovery::Run(
         name, ": sets it aside as ", name,
         ".corrupt and replays more of the log instead: ", status.message()));
     report_.quarantined.push_back(name);
+    snapshots.erase(offset);
     if (leader()) {
       absl::Status moved = metadata::QuarantineMetadataFile(fs_, dir_, name);
       if (!moved.ok()) Note(std::string(moved.message()));
       dir_changed_ = true;
     }
   }
+  // Segments wholly below the log start stay on disk until a snapshot lies
+  // at the base of the first one that is not (they hold producer state no
+  // snapshot has yet); the replay passes that base, so it takes one there.
+  std::optional<int64_t> capture_at;
+  {
+    size_t below = 0;
+    while (below + 1 < segments.size() &&
+           segments[below + 1]->base_offset() <= manifest.log_start_offset()) {
+      ++below;
+    }
+    const int64_t base = segments.empty() ? 0 : segments[below]->base_offset();
+    if (below > 0 && replay_from < base &&
+        !(snapshots.contains(base) &&
+          metadata::ReadStateSnapshot(fs_, dir_, base).ok())) {
+      capture_at = base;
+    }
+  }
+  auto capture_at_segment_start = [&](const Segment& segment) {
+    if (capture_at.has_value() && segment.base_offset() == *capture_at) {
+      out.log_start_snapshot = replay.Snapshot(
+          *capture_at,
+          std::max<int64_t>(manifest.leader_epoch(), plan.max_epoch));
+      capture_at.reset();
+    }
+  };
   // The trusted part between the snapshot and the verification start.
   for (size_t i = 0; i <= start.segment_index && i < segments.size(); ++i) {
+    capture_at_segment_start(*segments[i]);
     const bool at_start = i == start.segment_index;
     if (at_start && start.start.position == 0) break;
     int64_t end =
@@ -277,6 +309,7 @@ absl::StatusOr<RecoveredLog> PartitionRecovery::Run(
   std::vector<std::shared_ptr<Segment>> touched;
   for (size_t i = start.segment_index; i < segments.size(); ++i) {
     std::shared_ptr<Segment>& segment = segments[i];
+    if (i != start.segment_index) capture_at_segment_start(*segment);
     KAAS_RETURN_IF_ERROR(segment->OpenForRecovery());
     if (!leader()) {
       // What a leader's open, which writes what it verifies, would meet.
@@ -426,17 +459,44 @@ absl::StatusOr<RecoveredLog> PartitionRecovery::Run(
   } else {
     out.next_offset = segments.back()->next_offset();
   }
-  // Closed segments entirely below the durable log start are what a crash
-  // left between persisting the log start and unlinking them.
-  while (segments.size() > 1 &&
-         segments[1]->base_offset() <= manifest.log_start_offset()) {
-    KAAS_RETURN_IF_ERROR(
-        Drop(*segments[0], absl::StrCat("it lies below the log start offset ",
-                                        manifest.log_start_offset())));
-    touched.erase(std::remove(touched.begin(), touched.end(), segments[0]),
-                  touched.end());
-    segments.erase(segments.begin());
+  // Closed segments entirely below the durable log start: a crash left
+  // them between persisting the log start and unlinking them, or they wait
+  // for a state snapshot at the base of the segment after them. Such a
+  // snapshot lets a later recovery begin there without forgetting the
+  // producer state they hold, so they go up to the last one followed by
+  // one; the rest stay on disk, out of the log, until it is written.
+  size_t below = 0;
+  while (below + 1 < segments.size() &&
+         segments[below + 1]->base_offset() <= manifest.log_start_offset()) {
+    ++below;
   }
+  size_t droppable = 0;
+  for (size_t i = below; i > 0; --i) {
+    const int64_t next_base = segments[i]->base_offset();
+    if (snapshots.contains(next_base) &&
+        metadata::ReadStateSnapshot(fs_, dir_, next_base).ok()) {
+      droppable = i;
+      break;
+    }
+  }
+  for (size_t i = 0; i < below; ++i) {
+    if (i < droppable) {
+      KAAS_RETURN_IF_ERROR(Drop(
+          *segments[i], absl::StrCat("it lies below the log start offset ",
+                                     manifest.log_start_offset())));
+      touched.erase(std::remove(touched.begin(), touched.end(), segments[i]),
+                    touched.end());
+    } else {
+      Note(absl::StrFormat(
+          "%s: lies below the log start offset %d: kept out of the log until "
+          "a state snapshot at offset %d is written",
+          LogName(segments[i]->id()), manifest.log_start_offset(),
+          segments[below]->base_offset()));
+      out.below_log_start.push_back(segments[i]);
+    }
+  }
+  segments.erase(segments.begin(), segments.begin() + below);
+  out.snapshot_offsets.assign(snapshots.begin(), snapshots.end());
   const int64_t first_offset =
       segments.empty() ? out.next_offset : segments.front()->base_offset();
   out.log_start_offset = std::clamp<int64_t>(manifest.log_start_offset(),

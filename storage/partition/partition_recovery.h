@@ -183,6 +183,16 @@ struct RecoveredLog {
   // Oldest first; the last is the active segment. Empty only read-only,
   // when the directory has no segment.
   std::vector<std::shared_ptr<segment::Segment>> segments;
+  // Closed segments wholly below the log start whose files stay until a
+  // state snapshot lies at the base of the file after them (they hold
+  // producer state no snapshot has yet), oldest first. Never read.
+  std::vector<std::shared_ptr<segment::Segment>> below_log_start;
+  // The state at the base of the first segment not below the log start,
+  // taken by the replay when below_log_start is not empty and no snapshot
+  // lies there yet: once written, those segments go.
+  std::optional<metadata::PartitionStateSnapshot> log_start_snapshot;
+  // The offsets of the state snapshots left on disk, oldest first.
+  std::vector<int64_t> snapshot_offsets;
   int64_t next_offset = 0;
   int64_t log_start_offset = 0;
   int64_t leader_epoch = 0;

@@ -13,6 +13,7 @@
 #include <optional>
 #include <utility>
 
+#include "absl/container/btree_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/stopwatch.h"
@@ -220,6 +221,7 @@ void Partition::RunSync(uint64_t generation, CycleThread thread) {
             }
           }
         }
+        QueueBaseSnapshotsLocked(plan.seals);
         PublishDurableLocked(plan.target_offset, &done);
         persist = true;
       }
@@ -281,6 +283,10 @@ void Partition::PersistAfterSync(const SyncPlan& plan) {
     LOG_IF(WARNING, !persisted.ok())
         << dir_
         << ": could not persist the indexes of a sealed segment: " << persisted;
+  }
+  if (!plan.seals.empty()) {
+    absl::MutexLock checkpoint_lock(&checkpoint_mu_);
+    WriteDueBaseSnapshots(/*final=*/false);
   }
   if (plan.checkpoint) {
     // Only what this cycle made durable: the index must never point past
@@ -486,9 +492,19 @@ bool Partition::WriteCheckpointAndSnapshot(
     absl::MutexLock lock(&mu_);
     if (state_ == State::kClosed) return false;
   }
+  WriteDueBaseSnapshots(final);
   absl::Status status =
       metadata::WriteStateSnapshot(*runtime_.fs, dir_, snapshot);
   if (status.ok()) {
+    // A snapshot at the base of the first live segment (a take-over's) lets
+    // the segments below the log start go.
+    SegmentList covered;
+    {
+      absl::MutexLock lock(&mu_);
+      snapshot_offsets_.insert(snapshot.offset());
+      if (state_ != State::kClosed) covered = TakeCoveredAwaitingLocked();
+    }
+    DeleteSegmentFiles(covered);
     status = metadata::WriteCheckpoint(*runtime_.fs, dir_, checkpoint);
   }
   if (!status.ok()) {
@@ -497,30 +513,81 @@ bool Partition::WriteCheckpointAndSnapshot(
     return false;
   }
   PruneSnapshots(snapshot.offset());
-  // Segments below the log start that waited for a snapshot to cover them
-  // (AdvanceLogStart) may go now.
+  return true;
+}
+
+void Partition::QueueBaseSnapshotsLocked(
+    const std::vector<PendingSeal>& seals) {
+  for (const PendingSeal& seal : seals) {
+    if (seal.base_snapshot != nullptr) {
+      due_base_snapshots_.push_back(seal.base_snapshot);
+    }
+  }
+}
+
+void Partition::WriteDueBaseSnapshots(bool final) {
+  std::vector<std::shared_ptr<const metadata::PartitionStateSnapshot>> due;
+  {
+    absl::MutexLock lock(&mu_);
+    if (state_ == State::kClosed && !final) return;
+    due.swap(due_base_snapshots_);
+  }
+  if (due.empty()) return;
+  std::vector<int64_t> written;
+  for (const auto& snapshot : due) {
+    absl::Status status =
+        metadata::WriteStateSnapshot(*runtime_.fs, dir_, *snapshot);
+    if (status.ok()) {
+      written.push_back(snapshot->offset());
+    } else {
+      // The segments before this base then stay on disk (below the log
+      // start, unread) until a later base snapshot is written.
+      LOG(WARNING) << dir_ << ": state snapshot at segment base "
+                   << snapshot->offset() << " not written: " << status;
+    }
+  }
   SegmentList covered;
   {
     absl::MutexLock lock(&mu_);
-    snapshot_offset_ = std::max(snapshot_offset_, snapshot.offset());
-    const int64_t covered_end = snapshot_offset_;
-    auto waiting = std::stable_partition(
-        awaiting_snapshot_.begin(), awaiting_snapshot_.end(),
-        [covered_end](const std::shared_ptr<segment::Segment>& segment) {
-          return segment->next_offset() > covered_end;
-        });
-    covered.assign(waiting, awaiting_snapshot_.end());
-    awaiting_snapshot_.erase(waiting, awaiting_snapshot_.end());
+    snapshot_offsets_.insert(written.begin(), written.end());
+    if (state_ != State::kClosed) covered = TakeCoveredAwaitingLocked();
   }
   DeleteSegmentFiles(covered);
-  return true;
+}
+
+Partition::SegmentList Partition::TakeCoveredAwaitingLocked() {
+  size_t covered = 0;
+  for (size_t i = awaiting_snapshot_.size(); i > 0; --i) {
+    const std::shared_ptr<segment::Segment>& next =
+        i < awaiting_snapshot_.size() ? awaiting_snapshot_[i]
+        : segments_.empty()           ? nullptr
+                                      : segments_.front();
+    if (next != nullptr && snapshot_offsets_.contains(next->base_offset())) {
+      covered = i;
+      break;
+    }
+  }
+  SegmentList taken(awaiting_snapshot_.begin(),
+                    awaiting_snapshot_.begin() + covered);
+  awaiting_snapshot_.erase(awaiting_snapshot_.begin(),
+                           awaiting_snapshot_.begin() + covered);
+  return taken;
 }
 
 void Partition::PruneSnapshots(int64_t newest) {
   absl::StatusOr<std::vector<std::string>> names = runtime_.fs->ListDir(dir_);
   if (!names.ok()) return;
-  // Keep the newest and the one before it (a fallback if the newest turns
-  // out unreadable); older ones only lengthen nothing.
+  // The base offsets of the segment files on disk: a log start moved up to
+  // one of them, or a truncation into its segment, replays from there.
+  absl::btree_set<int64_t> bases;
+  {
+    absl::MutexLock lock(&mu_);
+    for (const SegmentList* list : {&awaiting_snapshot_, &segments_}) {
+      for (const auto& segment : *list) bases.insert(segment->base_offset());
+    }
+  }
+  // Besides those, keep the newest and the one before it (a fallback if the
+  // newest turns out unreadable); older ones only lengthen nothing.
   std::vector<int64_t> offsets;
   for (const std::string& name : *names) {
     if (std::optional<int64_t> offset = metadata::ParseSnapshotFileName(name)) {
@@ -530,14 +597,19 @@ void Partition::PruneSnapshots(int64_t newest) {
   std::sort(offsets.rbegin(), offsets.rend());
   int kept = 0;
   for (int64_t offset : offsets) {
+    if (bases.contains(offset)) continue;
     if (offset <= newest && kept < 2) {
       ++kept;
       continue;
     }
     absl::Status status = runtime_.fs->Unlink(
         fs::JoinPath(dir_, metadata::SnapshotFileName(offset)));
-    LOG_IF(WARNING, !status.ok() && !absl::IsNotFound(status))
-        << dir_ << ": could not remove an old snapshot: " << status;
+    if (status.ok() || absl::IsNotFound(status)) {
+      absl::MutexLock lock(&mu_);
+      snapshot_offsets_.erase(offset);
+    } else {
+      LOG(WARNING) << dir_ << ": could not remove an old snapshot: " << status;
+    }
   }
 }
 

@@ -42,4 +42,14 @@ void StateReplay::ApplyFences(const metadata::ProducerFences& fences) {
   }
 }
 
+metadata::PartitionStateSnapshot StateReplay::Snapshot(
+    int64_t offset, int64_t leader_epoch) const {
+  metadata::PartitionStateSnapshot snapshot;
+  snapshot.set_offset(offset);
+  snapshot.set_leader_epoch(leader_epoch);
+  *snapshot.mutable_producers() = producers_.ToProto();
+  *snapshot.mutable_transactions() = txns_.ToProto();
+  return snapshot;
+}
+
 }  // namespace kaas::partition

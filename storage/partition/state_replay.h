@@ -35,6 +35,10 @@ class StateReplay {
   void ApplyFences(const metadata::ProducerFences& fences);
   void EvictBelow(int64_t log_start) { txns_.EvictBelow(log_start); }
 
+  // The state so far as a snapshot at `offset` (the next offset to apply).
+  metadata::PartitionStateSnapshot Snapshot(int64_t offset,
+                                            int64_t leader_epoch) const;
+
   int64_t applied_batches() const { return applied_; }
   idempotence::ProducerStateMap TakeProducers() {
     return std::move(producers_);
