@@ -445,6 +445,10 @@ class Partition : public std::enable_shared_from_this<Partition> {
   bool ShouldRollLocked(size_t batch_bytes, int32_t last_offset_delta)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Whether an append in `role` may go in at `leader_epoch`.
+  // PrepareTruncation's answer when it cuts nothing (a refusal, or the log
+  // already ends at or before `offset`); nullopt when it must cut.
+  std::optional<absl::StatusOr<int64_t>> TruncationNeedsNothingLocked(
+      int64_t offset, bool full) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status CheckWritableLocked(int64_t leader_epoch, Role role) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 

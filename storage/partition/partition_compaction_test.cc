@@ -637,6 +637,30 @@ TEST_F(CompactionTest, RelinquishAndAbandonEndAPassInProgress) {
   }
 }
 
+// A follower's truncation that cuts nothing (refused below the log start,
+// or at or past the log end) leaves the partition open, and its compaction
+// running: only a truncation that closes the partition stops it.
+TEST_F(CompactionTest, ATruncationThatCutsNothingLeavesCompactionRunning) {
+  auto partition = OpenLeader(1, CompactConfig());
+  const std::map<std::string, Value> model = Overwrite(*partition, 10, 8);
+  // The first segment's records all have later values.
+  ASSERT_OK(
+      partition->DeleteRecords(partition->Segments()[1].base_offset).status());
+  ASSERT_OK(partition->Relinquish());
+  partition = Open(CompactConfig());
+  ASSERT_OK(partition->TakeOver(2, Role::kFollower).status());
+  const int64_t end = partition->LogEndOffset();
+  EXPECT_THAT(partition->PrepareTruncation(1, false),
+              HasStorageError(StorageErrorCode::kOffsetOutOfRange));
+  EXPECT_THAT(partition->PrepareTruncation(end + 5, false),
+              test::IsOkAndHolds(end));
+  CompactionReport report = Compact(*partition);
+  EXPECT_TRUE(report.complete);
+  EXPECT_GT(report.records_removed, 0);
+  EXPECT_EQ(Latest(Records(*partition)), model);
+  EXPECT_EQ(partition->LogEndOffset(), end);
+}
+
 TEST_F(CompactionTest, ConcurrentAppendsAndReadsSeeAConsistentLog) {
   auto partition = OpenLeader(1, CompactConfig());
   Overwrite(*partition, 8, 6);

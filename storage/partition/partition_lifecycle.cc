@@ -355,8 +355,40 @@ absl::Status Partition::SetHighWatermark(int64_t offset) {
   return absl::OkStatus();
 }
 
+std::optional<absl::StatusOr<int64_t>> Partition::TruncationNeedsNothingLocked(
+    int64_t offset, bool full) const {
+  if (absl::Status writable =
+          CheckWritableLocked(leader_epoch_, Role::kFollower);
+      !writable.ok()) {
+    return writable;
+  }
+  if (!full && offset < log_start_offset_) {
+    return StorageError(
+        StorageErrorCode::kOffsetOutOfRange,
+        absl::StrFormat("%s: cannot truncate to %d, below the log start %d",
+                        dir_, offset, log_start_offset_));
+  }
+  if (!full && offset >= next_offset_) return next_offset_;
+  if (full && offset < 0) {
+    return StorageError(
+        StorageErrorCode::kInvalidRequest,
+        absl::StrFormat("%s: cannot restart the log at %d", dir_, offset));
+  }
+  return std::nullopt;
+}
+
 absl::StatusOr<int64_t> Partition::PrepareTruncation(int64_t offset,
                                                      bool full) {
+  // A refused or no-op truncation leaves the partition as it was, its
+  // compaction too: the checks come before compaction is stopped (which
+  // cannot wait under metadata_mu_), and again under the locks.
+  {
+    absl::MutexLock lock(&mu_);
+    if (std::optional<absl::StatusOr<int64_t>> answer =
+            TruncationNeedsNothingLocked(offset, full)) {
+      return *std::move(answer);
+    }
+  }
   StopCompaction();
   absl::MutexLock metadata_lock(&metadata_mu_);
   Completions done;
@@ -366,22 +398,12 @@ absl::StatusOr<int64_t> Partition::PrepareTruncation(int64_t offset,
   int64_t new_end = offset;
   {
     absl::MutexLock lock(&mu_);
-    if (absl::Status writable =
-            CheckWritableLocked(leader_epoch_, Role::kFollower);
-        !writable.ok()) {
-      return writable;
-    }
-    if (!full && offset < log_start_offset_) {
-      return StorageError(
-          StorageErrorCode::kOffsetOutOfRange,
-          absl::StrFormat("%s: cannot truncate to %d, below the log start %d",
-                          dir_, offset, log_start_offset_));
-    }
-    if (!full && offset >= next_offset_) return next_offset_;
-    if (full && offset < 0) {
-      return StorageError(
-          StorageErrorCode::kInvalidRequest,
-          absl::StrFormat("%s: cannot restart the log at %d", dir_, offset));
+    if (std::optional<absl::StatusOr<int64_t>> answer =
+            TruncationNeedsNothingLocked(offset, full)) {
+      // Raced with a close or a log start advance: nothing is cut after
+      // all, and compaction stays stopped (a closer may be waiting for
+      // metadata_mu_ after stopping it).
+      return *std::move(answer);
     }
     if (!full) {
       // The whole batch holding `offset` goes: the log then ends at its
