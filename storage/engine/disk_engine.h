@@ -296,6 +296,11 @@ class DiskEngine final : public StorageEngine,
   absl::StatusOr<int64_t> TakeOverLocked(const TopicPartition& tp,
                                          int64_t leader_epoch,
                                          uint64_t abandons, Role role);
+  // After an engine-internal reopen (a truncation, a move): the
+  // broker-managed high watermark `before` had, which a fresh open would
+  // reset to the log start, again (clamped to the log end). Nothing for a
+  // partition whose high watermark is the engine's, or not led.
+  void CarryBrokerHighWatermark(const TopicPartition& tp, int64_t before);
   // TakeOver and BecomeFollower.
   absl::StatusOr<int64_t> TakeRole(const TopicPartition& tp,
                                    int64_t leader_epoch, Role role);

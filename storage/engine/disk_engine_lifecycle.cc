@@ -212,6 +212,7 @@ absl::StatusOr<int64_t> DiskEngine::Truncate(const TopicPartition& tp,
   absl::MutexLock lifecycle_lock(lifecycle.get());
   KAAS_ASSIGN_OR_RETURN(std::shared_ptr<Partition> partition, Led(tp));
   const int64_t epoch = partition->LeaderEpoch();
+  const int64_t high_watermark = partition->HighWatermark();
   absl::StatusOr<int64_t> end = partition->PrepareTruncation(offset, full);
   // Refused, or nothing to cut: the partition is as it was.
   if (!partition->is_closed()) return EnsureStorageError(end);
@@ -225,8 +226,22 @@ absl::StatusOr<int64_t> DiskEngine::Truncate(const TopicPartition& tp,
   KAAS_ASSIGN_OR_RETURN(
       int64_t log_end,
       EnsureStorageError(TakeOverLocked(tp, epoch, abandons, Role::kFollower)));
+  // Kafka's truncateTo keeps the high watermark where it was unless it now
+  // lies past the log end.
+  CarryBrokerHighWatermark(tp, high_watermark);
   if (!end.ok()) return EnsureStorageError(end.status());
   return log_end;
+}
+
+void DiskEngine::CarryBrokerHighWatermark(const TopicPartition& tp,
+                                          int64_t before) {
+  absl::StatusOr<std::shared_ptr<Partition>> partition = Led(tp);
+  if (!partition.ok() || !(*partition)->config().broker_managed_high_watermark) {
+    return;
+  }
+  absl::Status carried = (*partition)->SetHighWatermark(before);
+  LOG_IF(WARNING, !carried.ok())
+      << tp.ToString() << ": high watermark not carried over: " << carried;
 }
 
 absl::StatusOr<int64_t> DiskEngine::TakeOverLocked(const TopicPartition& tp,
@@ -471,10 +486,12 @@ absl::StatusOr<std::string> DiskEngine::MovePartitionToLogDir(
   }
   std::optional<int64_t> epoch;
   Role role = Role::kLeader;
+  int64_t high_watermark = 0;
   absl::Status status;
   if (partition != nullptr) {
     epoch = partition->LeaderEpoch();
     role = partition->role();
+    high_watermark = partition->HighWatermark();
     status = partition->Relinquish();
     partition.reset();
   }
@@ -510,6 +527,7 @@ absl::StatusOr<std::string> DiskEngine::MovePartitionToLogDir(
     LOG_IF(ERROR, !led_again.ok())
         << tp.ToString()
         << ": taking it over again after the move: " << led_again.status();
+    if (led_again.ok()) CarryBrokerHighWatermark(tp, high_watermark);
   }
   if (!status.ok()) return EnsureStorageError(status);
   return source_name;

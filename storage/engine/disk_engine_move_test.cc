@@ -110,6 +110,19 @@ TEST_F(MoveTest, MoveCopiesSwitchesReclaimsAndLeadsAgain) {
   EXPECT_THAT(engine->MovePartitionToLogDir(kTp, "fast"), IsOkAndHolds("fast"));
 }
 
+// The reopen after a move keeps the broker-managed high watermark (a fresh
+// open would start it at the log start, hiding committed records).
+TEST_F(MoveTest, AMoveKeepsTheBrokerHighWatermark) {
+  DiskEngine::Options options = MakeOptions({"fast"});
+  options.default_config.broker_managed_high_watermark = true;
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<DiskEngine> engine,
+                       DiskEngine::Create(options));
+  Fill(*engine, 4);  // offsets [0, 8)
+  ASSERT_OK(engine->SetHighWatermark(kTp, 6));
+  ASSERT_OK(engine->MovePartitionToLogDir(kTp, "fast").status());
+  EXPECT_THAT(engine->HighWatermark(kTp), IsOkAndHolds(6));
+}
+
 TEST_F(MoveTest, UnknownOrCordonedTargetsAreTypedErrors) {
   DiskEngine::Options options = MakeOptions({"fast", "cold"});
   options.extra_log_dirs[1].cordoned = true;

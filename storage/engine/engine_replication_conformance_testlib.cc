@@ -378,6 +378,27 @@ TEST_P(EngineConformanceTest, BrokerManagedHighWatermarkBoundsConsumers) {
   EXPECT_THAT(engine().DeleteRecords(kLeader, -1), IsOkAndHolds(3));
 }
 
+// A follower's truncation keeps the broker's high watermark, lowered only
+// to the new log end (Kafka's truncateTo); a full truncation restarts it at
+// the new log start.
+TEST_P(EngineConformanceTest, ATruncationKeepsTheBrokerHighWatermarkUpToTheEnd) {
+  UseEngine(EngineSettings{.broker_managed_high_watermark = true});
+  LeaderLog(kLeader, {Batch(1), Batch(1), Batch(1), Batch(1), Batch(1)}, 3);
+  ASSERT_OK(engine().SetHighWatermark(kLeader, 5));
+  const std::string log = ReadAll(kLeader);
+  ASSERT_EQ(BaseOffsets(log).size(), 5u);
+  ASSERT_THAT(engine().BecomeFollower(kFollower, 3), IsOkAndHolds(0));
+  ASSERT_OK(Replicate(kFollower, log, 3).status());
+  ASSERT_OK(engine().SetHighWatermark(kFollower, 2));
+  EXPECT_THAT(engine().TruncateTo(kFollower, 4), IsOkAndHolds(4));
+  EXPECT_THAT(engine().HighWatermark(kFollower), IsOkAndHolds(2));
+  ASSERT_OK(engine().SetHighWatermark(kFollower, 4));
+  EXPECT_THAT(engine().TruncateTo(kFollower, 3), IsOkAndHolds(3));
+  EXPECT_THAT(engine().HighWatermark(kFollower), IsOkAndHolds(3));
+  ASSERT_OK(engine().TruncateFullyAndStartAt(kFollower, 10));
+  EXPECT_THAT(engine().HighWatermark(kFollower), IsOkAndHolds(10));
+}
+
 TEST_P(EngineConformanceTest, TheEngineManagesTheHighWatermarkByDefault) {
   ASSERT_FALSE(LeaderLog(kLeader, {Batch(2)}, 3).empty());
   EXPECT_THAT(engine().SetHighWatermark(kLeader, 1),
