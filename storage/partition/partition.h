@@ -480,6 +480,10 @@ class Partition : public std::enable_shared_from_this<Partition> {
   // Index and recovery-checkpoint writes of a cycle whose fsync succeeded
   // (nothing once closed).
   void PersistAfterSync(const SyncPlan& plan) ABSL_LOCKS_EXCLUDED(mu_);
+  // Persists the indexes of `sealed` and retries those of the segments whose
+  // index persist failed before; returns whether none is left without
+  // durable indexes (a recovery checkpoint may pass them only then).
+  bool PersistSealedIndexes(const SegmentList& sealed) ABSL_LOCKS_EXCLUDED(mu_);
   // A follower's epoch history grows from the batches it appends, and
   // recovery learns epochs only from the manifest and from the log past the
   // recovery checkpoint: so before a checkpoint passes an epoch's start, the
@@ -766,6 +770,11 @@ class Partition : public std::enable_shared_from_this<Partition> {
   std::vector<std::shared_ptr<const metadata::PartitionStateSnapshot>>
       due_base_snapshots_ ABSL_GUARDED_BY(mu_);
   SegmentList awaiting_snapshot_ ABSL_GUARDED_BY(mu_);
+  // Sealed segments whose indexes could not be made durable (an fdatasync
+  // failed): a recovery checkpoint past them would tell the next open to
+  // trust index files a power loss may have emptied, so none is written
+  // until a retry (each cycle's, and Relinquish's) succeeds.
+  SegmentList indexes_not_durable_ ABSL_GUARDED_BY(mu_);
   absl::Status stall_status_ ABSL_GUARDED_BY(mu_);
   bool rearm_scheduled_ ABSL_GUARDED_BY(mu_) = false;
   // Serialises checkpoint/snapshot writes of sync cycles against

@@ -284,6 +284,40 @@ TEST_F(PartitionTest, FdatasyncFailureStallsUntilAProbeSucceeds) {
   EXPECT_GE(stats().rearms.load(), 1u);
 }
 
+// A recovery checkpoint tells the next open that the segments before it
+// need no verification, their indexes included: while a sealed segment's
+// indexes could not be made durable (an fdatasync failed), no checkpoint
+// passes it, and a power loss then rebuilds them by verifying the segment,
+// so timestamp lookups still find its records.
+TEST_F(PartitionTest, ACheckpointNeverPassesASealedSegmentWithoutDurableIndexes) {
+  PartitionConfig config = SmallConfig();
+  config.segment_bytes = 1024;
+  config.checkpoint_interval_bytes = 1 << 30;  // checkpoints at rolls only
+  auto partition = OpenLeader(1, config);
+  test::Fault enospc(FsOp::kDataSync, ENOSPC);
+  enospc.path = PathPattern::Substring(".timeindex");
+  enospc.count = test::Fault::kForever;
+  fs().InjectFault(enospc);
+  int64_t timestamp = 1000;
+  while (partition->Segments().size() < 3) {
+    AppendDurably(*partition, Batch(1, 100, timestamp));
+    timestamp += 10;
+  }
+  fs().ClearFaults();
+  const int64_t sealed_end = partition->Segments()[1].base_offset;
+  ASSERT_GT(sealed_end, 2);
+  AppendDurably(*partition, Batch(1, 100, timestamp));
+  fs().Crash();
+  partition.reset();
+
+  partition = OpenLeader(2, config);
+  for (int64_t offset = 0; offset < sealed_end; ++offset) {
+    ASSERT_OK_AND_ASSIGN(OffsetAndTimestamp found,
+                         partition->OffsetForTimestamp(1000 + 10 * offset - 5));
+    EXPECT_EQ(found.offset, offset);
+  }
+}
+
 TEST_F(PartitionTest, WatchdogStallsASlowFdatasync) {
   auto partition = OpenLeader(1);
   // Armed once no cycle is in flight: the take-over's own cycle must not

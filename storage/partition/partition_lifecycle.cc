@@ -265,7 +265,14 @@ absl::Status Partition::Relinquish() {
     } else if (was_leading && !stalled_.load()) {
       result = SyncAllLocked(&done);
       if (result.ok()) result = active_->PersistIndexes();
+      // The sealed segments whose index persist failed: retried once more,
+      // as the checkpoint must not pass them otherwise.
+      for (const auto& segment : indexes_not_durable_) {
+        if (!result.ok()) break;
+        result = segment->PersistIndexes();
+      }
       if (result.ok()) {
+        indexes_not_durable_.clear();
         manifest = ManifestLocked();
         checkpoint = CheckpointLocked();
         snapshot = StateSnapshotLocked();

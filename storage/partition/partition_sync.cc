@@ -276,14 +276,9 @@ void Partition::PersistAfterSync(const SyncPlan& plan) {
     absl::MutexLock lock(&mu_);
     if (state_ == State::kClosed) return;
   }
-  // Indexes are rebuildable from the log: a failure here is logged, not
-  // fatal.
-  for (const PendingSeal& seal : plan.seals) {
-    absl::Status persisted = seal.segment->PersistIndexes();
-    LOG_IF(WARNING, !persisted.ok())
-        << dir_
-        << ": could not persist the indexes of a sealed segment: " << persisted;
-  }
+  SegmentList sealed;
+  for (const PendingSeal& seal : plan.seals) sealed.push_back(seal.segment);
+  const bool sealed_indexes_durable = PersistSealedIndexes(sealed);
   if (!plan.seals.empty()) {
     absl::MutexLock checkpoint_lock(&checkpoint_mu_);
     WriteDueBaseSnapshots(/*final=*/false);
@@ -292,7 +287,11 @@ void Partition::PersistAfterSync(const SyncPlan& plan) {
     // Only what this cycle made durable: the index must never point past
     // the log a crash would leave.
     absl::Status persisted =
-        plan.active->PersistIndexes(plan.active_position, plan.target_offset);
+        sealed_indexes_durable
+            ? plan.active->PersistIndexes(plan.active_position,
+                                          plan.target_offset)
+            : absl::UnavailableError(
+                  "a sealed segment's indexes are not durable");
     if (persisted.ok() && PersistEpochsBeforeCheckpoint()) {
       WriteCheckpointAndSnapshot(plan.recovery_checkpoint, plan.snapshot);
     } else {
@@ -300,6 +299,47 @@ void Partition::PersistAfterSync(const SyncPlan& plan) {
                    << ": no recovery checkpoint this time: " << persisted;
     }
   }
+}
+
+bool Partition::PersistSealedIndexes(const SegmentList& sealed) {
+  // Copied, not taken: Relinquish retries the list too, and must see it
+  // whole while this runs.
+  SegmentList pending;
+  {
+    absl::MutexLock lock(&mu_);
+    pending = indexes_not_durable_;
+  }
+  pending.insert(pending.end(), sealed.begin(), sealed.end());
+  // Indexes are rebuildable from the log: a failure here is logged, not
+  // fatal (a segment deleted meanwhile persists nothing, successfully).
+  SegmentList failed;
+  SegmentList persisted;
+  for (const auto& segment : pending) {
+    absl::Status status = segment->PersistIndexes();
+    if (status.ok()) {
+      persisted.push_back(segment);
+    } else {
+      LOG(WARNING) << dir_ << ": could not persist the indexes of a sealed "
+                   << "segment (no recovery checkpoint passes it until a "
+                   << "retry succeeds): " << status;
+      failed.push_back(segment);
+    }
+  }
+  absl::MutexLock lock(&mu_);
+  SegmentList& list = indexes_not_durable_;
+  list.erase(std::remove_if(list.begin(), list.end(),
+                            [&](const std::shared_ptr<segment::Segment>& s) {
+                              return std::find(persisted.begin(),
+                                               persisted.end(),
+                                               s) != persisted.end();
+                            }),
+             list.end());
+  for (const auto& segment : failed) {
+    if (std::find(list.begin(), list.end(), segment) == list.end()) {
+      list.push_back(segment);
+    }
+  }
+  return list.empty();
 }
 
 bool Partition::PersistEpochsBeforeCheckpoint() {
