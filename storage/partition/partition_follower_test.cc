@@ -185,6 +185,42 @@ TEST_F(FollowerTest, ATruncationAfterDeleteRecordsKeepsTheProducerState) {
   EXPECT_EQ(producers[0].last_sequence, sequence - 1);
 }
 
+// A truncation to the log start leaves no batch readable: the epochs
+// recovery learns from the batches it verifies are only those of batches
+// at or past the log start (DeleteRecords forgot the others), so no epoch
+// ends at or below the log start.
+TEST_F(FollowerTest, ATruncationToTheLogStartKeepsNoEpochBelowIt) {
+  PartitionConfig config = SmallConfig();
+  auto partition = OpenLeader(1, config);
+  for (int i = 0; i < 3; ++i) AppendDurably(*partition, Batch(2), 1);  // [0, 6)
+  ASSERT_OK(partition->TakeOver(2).status());
+  for (int i = 0; i < 3; ++i) AppendDurably(*partition, Batch(2), 2);  // [6, 12)
+  ASSERT_OK(partition->DeleteRecords(8).status());
+  EXPECT_EQ(partition->OffsetForLeaderEpoch(1).end_offset, 8)
+      << "epoch 2 now starts at the log start";
+  ASSERT_OK(partition->Relinquish());
+  partition.reset();
+
+  partition = OpenFollower(3, config);
+  ASSERT_NE(partition, nullptr);
+  ASSERT_OK_AND_ASSIGN(int64_t end, partition->PrepareTruncation(8, false));
+  EXPECT_EQ(end, 8);
+  partition->Abandon();
+  partition.reset();
+  partition = OpenFollower(3, config);
+  ASSERT_NE(partition, nullptr);
+  EXPECT_EQ(partition->LogStartOffset(), 8);
+  EXPECT_EQ(partition->LogEndOffset(), 8);
+  // Kafka's truncateTo(8) forgets epoch 2, which began at 8 once the log
+  // start moved there: no epoch is known.
+  for (int32_t epoch : {1, 2}) {
+    const EpochEndOffset answer = partition->OffsetForLeaderEpoch(epoch);
+    EXPECT_EQ(answer.leader_epoch, -1)
+        << "epoch " << epoch << ": " << answer.leader_epoch << "/"
+        << answer.end_offset;
+  }
+}
+
 // The intent did not reach the disk (the manifest write failed): the
 // partition is closed, and the reopen finds the log as it was.
 TEST_F(FollowerTest, ATruncationWhoseIntentFailedLeavesTheLogWhole) {
