@@ -185,6 +185,33 @@ TEST_F(FollowerTest, ATruncationAfterDeleteRecordsKeepsTheProducerState) {
   EXPECT_EQ(producers[0].last_sequence, sequence - 1);
 }
 
+// The same with the cut at the log start: no segment is left to verify, and
+// the state comes from the snapshot at the log start.
+TEST_F(FollowerTest, ATruncationToTheLogStartKeepsTheProducerState) {
+  PartitionConfig config = SmallConfig();
+  auto partition = OpenLeader(1, config);
+  AppendDurably(*partition, ProducerBatch(5, 0, 0, 2));  // [0, 2)
+  ASSERT_OK(partition->TakeOver(2).status());             // a roll at 2
+  AppendDurably(*partition, Batch(2), 2);                 // [2, 4)
+  ASSERT_OK(partition->DeleteRecords(2).status());
+  ASSERT_OK(partition->Relinquish());
+  partition.reset();
+
+  partition = OpenFollower(3, config);
+  ASSERT_NE(partition, nullptr);
+  EXPECT_THAT(partition->PrepareTruncation(2, false), test::IsOkAndHolds(2));
+  partition->Abandon();
+  partition.reset();
+  partition = OpenFollower(3, config);
+  ASSERT_NE(partition, nullptr);
+  EXPECT_EQ(partition->LogStartOffset(), 2);
+  EXPECT_EQ(partition->LogEndOffset(), 2);
+  ASSERT_OK_AND_ASSIGN(std::vector<ProducerDescription> producers,
+                       partition->DescribeProducers());
+  ASSERT_EQ(producers.size(), 1u);
+  EXPECT_EQ(producers[0].last_sequence, 1);
+}
+
 // A truncation to the log start leaves no batch readable: the epochs
 // recovery learns from the batches it verifies are only those of batches
 // at or past the log start (DeleteRecords forgot the others), so no epoch

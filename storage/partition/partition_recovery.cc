@@ -206,6 +206,14 @@ absl::StatusOr<RecoveredLog> PartitionRecovery::Run(
   // ---- 6. State: the newest usable snapshot at or before the start.
   StateReplay replay;
   int64_t replay_from = segments.empty() ? 0 : segments[0]->base_offset();
+  // A snapshot is usable at or before where verification starts; with no
+  // segment left (a truncation to the log start, a lost empty segment), at
+  // or before the log the metadata remembers as durable (a snapshot is
+  // written only once its offset is durable; those past a cut go below).
+  const int64_t snapshot_limit =
+      segments.empty() && out.manifest.valid
+          ? std::max(manifest.log_start_offset(), manifest.log_end_offset())
+          : start.start.expected_offset;
   // The snapshots left on disk (those past a cut or set aside leave).
   absl::btree_set<int64_t> snapshots(listing.snapshot_offsets.begin(),
                                      listing.snapshot_offsets.end());
@@ -222,7 +230,7 @@ absl::StatusOr<RecoveredLog> PartitionRecovery::Run(
       }
       continue;
     }
-    if (offset > start.start.expected_offset) continue;
+    if (offset > snapshot_limit) continue;
     absl::StatusOr<metadata::PartitionStateSnapshot> snapshot =
         metadata::ReadStateSnapshot(fs_, dir_, offset);
     absl::Status status = snapshot.status();
