@@ -349,8 +349,11 @@ absl::StatusOr<RecoveredLog> PartitionRecovery::Run(
           // A follower's epochs past the checkpoint may not have reached
           // the manifest yet (it is written before a checkpoint passes
           // them): the verified batches name them.
+          // (Not those of batches wholly below the log start, which
+          // DeleteRecords forgot.)
           if (plan.epochs_from_manifest &&
-              batch.partition_leader_epoch() >= 0) {
+              batch.partition_leader_epoch() >= 0 &&
+              batch.last_offset() >= manifest.log_start_offset()) {
             plan.epochs.Begin(batch.partition_leader_epoch(),
                               batch.base_offset());
           }
@@ -530,6 +533,9 @@ absl::StatusOr<RecoveredLog> PartitionRecovery::Run(
                        stamped.status().message(), ")"));
     }
   }
+  // Nothing below the log start (as DeleteRecords trims the history; the
+  // batches walked may begin below it).
+  plan.epochs.TrimBelow(out.log_start_offset);
   // Epochs that began past where the log now ends wrote nothing that is
   // left (an epoch beginning exactly there is a take-over's that has not
   // written yet, and stays).
