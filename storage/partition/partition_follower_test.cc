@@ -12,6 +12,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "storage/batch/record_batch.h"
+#include "storage/metadata/partition_files.h"
 #include "storage/partition/partition_testlib.h"
 #include "testing/batch_builder.h"
 #include "testing/fault_injecting_file_system.h"
@@ -150,20 +151,8 @@ TEST_F(FollowerTest, ATruncationAfterDeleteRecordsKeepsTheProducerState) {
   config.segment_bytes = 2048;
   config.checkpoint_interval_bytes = 1 << 30;  // snapshots at rolls only
   auto partition = OpenLeader(1, config);
-  int32_t sequence = 0;
-  for (int i = 0; i < 20; ++i, sequence += 2) {
-    AppendDurably(*partition, ProducerBatch(5, 0, sequence, 2));
-  }
-  const size_t producer_segments = partition->Segments().size();
-  while (partition->Segments().size() < producer_segments + 2) {
-    AppendDurably(*partition, Batch(1, 300));
-  }
-  const int64_t target = partition->Segments().back().base_offset;
-  ASSERT_OK(partition->DeleteRecords(target).status());
-  // Two more rolls: the snapshots each writes are all past the cut.
-  while (partition->Segments().size() < 3) {
-    AppendDurably(*partition, Batch(1, 300));
-  }
+  const ProducerBelowTheLogStart deleted = DeleteAProducersBatches(*partition);
+  const int64_t target = deleted.log_start;
   ASSERT_OK(partition->Relinquish());
   partition.reset();
 
@@ -182,7 +171,7 @@ TEST_F(FollowerTest, ATruncationAfterDeleteRecordsKeepsTheProducerState) {
                        partition->DescribeProducers());
   ASSERT_EQ(producers.size(), 1u);
   EXPECT_EQ(producers[0].producer_id, 5);
-  EXPECT_EQ(producers[0].last_sequence, sequence - 1);
+  EXPECT_EQ(producers[0].last_sequence, deleted.next_sequence - 1);
 }
 
 // The same with the cut at the log start: no segment is left to verify, and
@@ -234,6 +223,9 @@ TEST_F(FollowerTest, ATruncationToTheLogStartKeepsNoEpochBelowIt) {
   EXPECT_EQ(end, 8);
   partition->Abandon();
   partition.reset();
+  // Without the checkpoint at the cut, recovery verifies (and learns the
+  // epochs of) the whole segment, batches below the log start included.
+  ASSERT_OK(fs().Unlink(PathOf(metadata::kCheckpointFileName)));
   partition = OpenFollower(3, config);
   ASSERT_NE(partition, nullptr);
   EXPECT_EQ(partition->LogStartOffset(), 8);

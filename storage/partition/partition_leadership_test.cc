@@ -489,22 +489,8 @@ TEST_F(PartitionTest, DeletedSegmentsKeepTheirProducerStateWithoutACheckpoint) {
   config.segment_bytes = 2048;
   config.checkpoint_interval_bytes = 1 << 30;  // snapshots at rolls only
   auto partition = OpenLeader(1, config);
-  int32_t sequence = 0;
-  int64_t last_producer_offset = -1;
-  for (int i = 0; i < 20; ++i, sequence += 2) {
-    last_producer_offset =
-        AppendDurably(*partition, ProducerBatch(5, 0, sequence, 2));
-  }
-  const size_t producer_segments = partition->Segments().size();
-  while (partition->Segments().size() < producer_segments + 2) {
-    AppendDurably(*partition, Batch(1, 300));
-  }
-  const int64_t target = partition->Segments().back().base_offset;
-  ASSERT_OK(partition->DeleteRecords(target).status());
-  // Two more rolls: the snapshots each writes lie past the first segment.
-  while (partition->Segments().size() < 3) {
-    AppendDurably(*partition, Batch(1, 300));
-  }
+  const ProducerBelowTheLogStart deleted = DeleteAProducersBatches(*partition);
+  const int64_t target = deleted.log_start;
   {
     const std::vector<std::string> names = ListDir();
     EXPECT_THAT(names, Contains(metadata::SnapshotFileName(target)));
@@ -527,9 +513,10 @@ TEST_F(PartitionTest, DeletedSegmentsKeepTheirProducerStateWithoutACheckpoint) {
   ASSERT_OK_AND_ASSIGN(std::vector<ProducerDescription> producers,
                        partition->DescribeProducers());
   ASSERT_EQ(producers.size(), 1u);
-  EXPECT_EQ(producers[0].last_sequence, sequence - 1);
-  EXPECT_EQ(AppendDurably(*partition, ProducerBatch(5, 0, sequence - 2, 2), 2),
-            last_producer_offset)
+  EXPECT_EQ(producers[0].last_sequence, deleted.next_sequence - 1);
+  EXPECT_EQ(AppendDurably(*partition,
+                          ProducerBatch(5, 0, deleted.next_sequence - 2, 2), 2),
+            deleted.last_producer_offset)
       << "a retry of the producer's newest batch is recognised";
 }
 

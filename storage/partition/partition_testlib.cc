@@ -87,6 +87,25 @@ int64_t PartitionTest::AppendDurably(Partition& partition,
   return result->base_offset;
 }
 
+PartitionTest::ProducerBelowTheLogStart PartitionTest::DeleteAProducersBatches(
+    Partition& partition) {
+  ProducerBelowTheLogStart out;
+  for (int i = 0; i < 20; ++i, out.next_sequence += 2) {
+    out.last_producer_offset =
+        AppendDurably(partition, ProducerBatch(5, 0, out.next_sequence, 2));
+  }
+  const size_t producer_segments = partition.Segments().size();
+  while (partition.Segments().size() < producer_segments + 2) {
+    AppendDurably(partition, Batch(1, 300));
+  }
+  out.log_start = partition.Segments().back().base_offset;
+  EXPECT_OK(partition.DeleteRecords(out.log_start).status());
+  while (partition.Segments().size() < 3) {
+    AppendDurably(partition, Batch(1, 300));
+  }
+  return out;
+}
+
 std::string PartitionTest::ReadAll(Partition& partition, int64_t offset,
                                    Isolation isolation) {
   std::string out;

@@ -74,6 +74,19 @@ class PartitionTest : public ::testing::Test {
   int64_t AppendDurably(Partition& partition, absl::string_view batch,
                         int64_t epoch = 1);
 
+  // A leader's log whose producer state lies wholly below the log start:
+  // producer 5 appends 20 durable batches of 2 records (epoch 0, sequences
+  // from 0), plain batches follow until two more segments exist, then
+  // DeleteRecords up to the last segment's base, and plain batches until
+  // two more rolls (whose snapshots lie past it). Needs segment_bytes 2048
+  // and no periodic checkpoint in the partition's config.
+  struct ProducerBelowTheLogStart {
+    int64_t log_start = -1;
+    int32_t next_sequence = 0;
+    int64_t last_producer_offset = -1;
+  };
+  ProducerBelowTheLogStart DeleteAProducersBatches(Partition& partition);
+
   // All batches from `offset` to the high watermark, concatenated.
   std::string ReadAll(Partition& partition, int64_t offset = 0,
                       Isolation isolation = Isolation::kReadUncommitted);
