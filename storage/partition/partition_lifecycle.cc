@@ -595,11 +595,11 @@ absl::StatusOr<LogStartAdvance> Partition::AdvanceLogStart(int64_t target) {
     }
     awaiting_snapshot_.insert(awaiting_snapshot_.end(), segments_.begin(),
                               segments_.begin() + keep_from);
+    const int64_t first_kept = segments_[keep_from]->base_offset();
     pending_seals_.erase(
         std::remove_if(pending_seals_.begin(), pending_seals_.end(),
-                       [&](const PendingSeal& seal) {
-                         return seal.segment->base_offset() <
-                                segments_[keep_from]->base_offset();
+                       [first_kept](const PendingSeal& seal) {
+                         return seal.segment->base_offset() < first_kept;
                        }),
         pending_seals_.end());
     segments_.erase(segments_.begin(), segments_.begin() + keep_from);
