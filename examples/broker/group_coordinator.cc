@@ -31,15 +31,13 @@
 #include "absl/synchronization/mutex.h"
 #include "base/status_future.h"
 #include "base/status_macros.h"
-#include "storage/batch/crc32c.h"
+#include "examples/broker/internal_batches.h"
 #include "storage/batch/record.h"
 #include "storage/batch/record_batch.h"
 #include "storage/batch/records.h"
 
 namespace kaas::broker {
 namespace {
-
-namespace layout = batch_layout;
 
 constexpr int16_t kOffsetKeyVersion = 1;
 constexpr int16_t kOffsetValueVersion = 3;
@@ -241,43 +239,6 @@ absl::StatusOr<Committed> DecodeOffsetValue(absl::string_view bytes) {
   c.metadata = std::string(metadata);
   KAAS_ASSIGN_OR_RETURN(c.commit_timestamp, reader.Int64("commit_timestamp"));
   return c;
-}
-
-// One uncompressed v2 batch of `records` (key, value-or-tombstone), no
-// producer id; the engine assigns offsets and stamps the leader epoch.
-std::string BuildBatch(
-    const std::vector<std::pair<std::string, std::optional<std::string>>>&
-        records,
-    int64_t timestamp) {
-  std::string batch(layout::kHeaderSize, '\0');
-  for (size_t i = 0; i < records.size(); ++i) {
-    Record record;
-    record.offset_delta = static_cast<int32_t>(i);
-    record.key = absl::string_view(records[i].first);
-    if (records[i].second.has_value()) {
-      record.value = absl::string_view(*records[i].second);
-    }
-    AppendRecord(record, /*timestamp_delta=*/0, &batch);
-  }
-  const auto count = static_cast<int32_t>(records.size());
-  char* p = batch.data();
-  WriteBigEndian64(p + layout::kBaseOffset, 0);
-  WriteBigEndian32(p + layout::kBatchLength,
-                   static_cast<int32_t>(batch.size() - layout::kLogOverhead));
-  WriteBigEndian32(p + layout::kPartitionLeaderEpoch, -1);
-  p[layout::kMagic] = layout::kMagicV2;
-  WriteBigEndian16(p + layout::kAttributes, 0);
-  WriteBigEndian32(p + layout::kLastOffsetDelta, count - 1);
-  WriteBigEndian64(p + layout::kBaseTimestamp, timestamp);
-  WriteBigEndian64(p + layout::kMaxTimestamp, timestamp);
-  WriteBigEndian64(p + layout::kProducerId, -1);
-  WriteBigEndian16(p + layout::kProducerEpoch, -1);
-  WriteBigEndian32(p + layout::kBaseSequence, -1);
-  WriteBigEndian32(p + layout::kRecordCount, count);
-  const uint32_t crc = crc32c::Value(batch.data() + layout::kCrcStart,
-                                     batch.size() - layout::kCrcStart);
-  WriteBigEndian32(p + layout::kCrc, static_cast<int32_t>(crc));
-  return batch;
 }
 
 TopicPartition OffsetsPartition() {
@@ -972,7 +933,7 @@ void GroupCoordinator::Impl::OffsetCommit(const OffsetCommitRequest& request,
   // runs under mu_: the callback takes it.
   absl::StatusOr<AppendResult> appended =
       engine_->Append(OffsetsPartition(), options_.leader_epoch, Acks::kAll,
-                      BuildBatch(records, now_ms));
+                      BuildRecordBatch(records, now_ms));
   if (!appended.ok()) {
     FinishCommit(std::move(commit), appended.status());
     return;
