@@ -63,6 +63,7 @@ inline constexpr int16_t kInvalidTransactionTimeout = 50;
 inline constexpr int16_t kConcurrentTransactions = 51;
 inline constexpr int16_t kOperationNotAttempted = 55;
 inline constexpr int16_t kInvalidGroupId = 24;
+inline constexpr int16_t kInvalidRequest = 42;
 }  // namespace txn_error
 
 // ---- AddPartitionsToTxn (key 24), v0-2 -------------------------------------
