@@ -3,6 +3,7 @@
 #include "examples/broker/api_keys.h"
 
 #include "examples/broker/group_messages.h"
+#include "examples/broker/txn_messages.h"
 
 namespace kaas::broker {
 namespace {
@@ -28,6 +29,11 @@ constexpr ApiVersionRange kApis[] = {
     {group_api::kSyncGroup, 0, group_api::kSyncGroupMax},
     {group_api::kDescribeGroups, 0, group_api::kDescribeGroupsMax},
     {group_api::kListGroups, 0, group_api::kListGroupsMax},
+    // The transaction APIs (txn_messages.h), each served from v0.
+    {txn_api::kAddPartitionsToTxn, 0, txn_api::kAddPartitionsToTxnMax},
+    {txn_api::kAddOffsetsToTxn, 0, txn_api::kAddOffsetsToTxnMax},
+    {txn_api::kEndTxn, 0, txn_api::kEndTxnMax},
+    {txn_api::kTxnOffsetCommit, 0, txn_api::kTxnOffsetCommitMax},
 };
 
 }  // namespace
@@ -78,6 +84,11 @@ bool IsFlexible(int16_t api_key, int16_t api_version) {
       return api_version >= 4;
     case group_api::kDescribeGroups:
       return api_version >= 5;
+    case txn_api::kAddPartitionsToTxn:
+    case txn_api::kAddOffsetsToTxn:
+    case txn_api::kEndTxn:
+    case txn_api::kTxnOffsetCommit:
+      return api_version >= 3;
     default:
       return false;
   }

@@ -63,7 +63,12 @@ absl::Status Broker::Impl::Start(const std::vector<TopicPartition>& existing) {
 absl::Status Broker::Impl::StartAll(
     const std::vector<TopicPartition>& existing) {
   KAAS_RETURN_IF_ERROR(Start(existing));
-  return StartGroups();
+  KAAS_RETURN_IF_ERROR(StartGroups());
+  KAAS_RETURN_IF_ERROR(StartTxns());
+  // Ticks only once both coordinators are set: the ticker reads them.
+  absl::MutexLock lock(&mu_);
+  ScheduleGroupTick();
+  return absl::OkStatus();
 }
 
 void Broker::Impl::Dispatch(const RequestPtr& request) {
@@ -125,7 +130,8 @@ void Broker::Impl::Dispatch(const RequestPtr& request) {
       status = HandleOffsetForLeaderEpoch(request, reader);
       break;
     default:
-      if (!HandleGroupApi(request, reader, &status)) {
+      if (!HandleGroupApi(request, reader, &status) &&
+          !HandleTxnApi(request, reader, &status)) {
         status = absl::InternalError("served API without a handler");
       }
   }

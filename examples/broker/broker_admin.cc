@@ -165,8 +165,7 @@ absl::Status Broker::Impl::HandleInitProducerId(const RequestPtr& request,
                         DecodeInitProducerIdRequest(reader, version));
   InitProducerIdResponse response;
   if (init.transactional_id.has_value()) {
-    // No transaction coordinator yet.
-    response.error_code = kErrorCoordinatorNotAvailable;
+    response = txns_->InitProducerId(init);
   } else if (absl::StatusOr<int64_t> id = producer_ids_.Next(); id.ok()) {
     response.producer_id = *id;
     response.producer_epoch = 0;

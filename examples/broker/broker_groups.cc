@@ -36,7 +36,6 @@ absl::Status Broker::Impl::StartGroups() {
   // The coordinator created (or found) its topic: serve it like any other.
   topics_[std::string(kConsumerOffsetsTopic)] =
       std::max(topics_[std::string(kConsumerOffsetsTopic)], 1);
-  ScheduleGroupTick();
   return absl::OkStatus();
 }
 
@@ -46,6 +45,8 @@ void Broker::Impl::ScheduleGroupTick() {
   group_ticker_->async_wait([this](const asio::error_code& error) {
     if (error) return;  // cancelled: the broker is stopping
     groups_->Tick();
+    // Transaction timeouts too (blocking appends: this is a pool thread).
+    if (txns_ != nullptr) txns_->Tick();
     absl::MutexLock lock(&mu_);
     ScheduleGroupTick();
   });

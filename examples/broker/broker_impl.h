@@ -2,8 +2,9 @@
 //
 // Internal to the broker (broker.h): the class behind Broker, shared by
 // broker.cc (dispatch, sessions, topics, Metadata), broker_data.cc
-// (Produce, Fetch, ListOffsets) and broker_admin.cc (CreateTopics,
-// DeleteTopics, DeleteRecords, InitProducerId, OffsetForLeaderEpoch).
+// (Produce, Fetch, ListOffsets), broker_admin.cc (CreateTopics,
+// DeleteTopics, DeleteRecords, InitProducerId, OffsetForLeaderEpoch),
+// broker_groups.cc (consumer groups) and broker_txn.cc (transactions).
 //
 // Threads: every handler runs on the handler pool (pool_), one request of a
 // session at a time; completions (durability, timers) run on engine I/O
@@ -34,6 +35,7 @@
 #include "examples/broker/messages.h"
 #include "examples/broker/producer_ids.h"
 #include "examples/broker/request_header.h"
+#include "examples/broker/txn_coordinator.h"
 #include "examples/broker/wire.h"
 #include "storage/common/api_types.h"
 #include "storage/engine/storage_engine.h"
@@ -67,10 +69,12 @@ class Broker::Impl {
     if (groups_ != nullptr) groups_->Shutdown();
     WakeAllFetches();
     pool_.join();
+    txns_.reset();    // before groups_, to which it hands offsets
     groups_.reset();  // waits for commits in flight (none: the pool is idle)
   }
 
-  // Leads `existing`, then starts the group coordinator.
+  // Leads `existing`, then starts the group and transaction coordinators
+  // and their ticker.
   absl::Status StartAll(const std::vector<TopicPartition>& existing);
   absl::Status Start(const std::vector<TopicPartition>& existing);
 
@@ -116,13 +120,23 @@ class Broker::Impl {
 
   // ---- Consumer groups (broker_groups.cc) --------------------------------
 
-  // Creates the coordinator (recovering __consumer_offsets) and starts its
-  // ticker.
+  // Creates the coordinator (recovering __consumer_offsets). StartAll
+  // starts the ticker (ScheduleGroupTick) once both coordinators exist.
   absl::Status StartGroups();
   void ScheduleGroupTick() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Handles a consumer-group API; false if `api_key` is not one.
   bool HandleGroupApi(const RequestPtr& request, WireReader& reader,
                       absl::Status* status);
+
+  // ---- Transactions (broker_txn.cc) ----------------------------------------
+
+  // Creates the transaction coordinator (recovering __transaction_state and
+  // finishing interrupted transactions). After StartGroups: it hands
+  // committed offsets to groups_. Its Tick runs from the group ticker.
+  absl::Status StartTxns();
+  // Handles a transaction API; false if `api_key` is not one.
+  bool HandleTxnApi(const RequestPtr& request, WireReader& reader,
+                    absl::Status* status);
 
   // ---- Metadata
   // ----------------------------------------------------------------
@@ -227,6 +241,7 @@ class Broker::Impl {
   const BrokerConfig config_;
   ProducerIdAllocator producer_ids_;
   std::unique_ptr<GroupCoordinator> groups_;  // set by Start
+  std::unique_ptr<TxnCoordinator> txns_;      // set by Start, after groups_
   asio::thread_pool pool_;
   absl::Mutex create_mu_;
   absl::Mutex mu_ ABSL_ACQUIRED_AFTER(create_mu_);

@@ -14,6 +14,7 @@
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "examples/broker/api_keys.h"
+#include "examples/broker/txn_messages.h"
 #include "examples/broker/wire.h"
 #include "gtest/gtest.h"
 #include "storage/engine/memory_engine.h"
@@ -482,6 +483,89 @@ TEST_F(BrokerTest, InitProducerIdHandsOutDistinctIds) {
     EXPECT_EQ(*reader.Int16("producer_epoch"), 0);
   }
   EXPECT_EQ(ids.size(), 3u);
+}
+
+// InitProducerId with a transactional id, AddPartitionsToTxn, a
+// transactional Produce, EndTxn: the marker makes the data stable; a second
+// InitProducerId fences the first producer's produce.
+TEST_F(BrokerTest, TransactionCommitsAndFences) {
+  auto init = [&]() {
+    std::string body;
+    WireWriter writer(&body);
+    writer.NullableString(std::string("tx"));
+    writer.Int32(60000);
+    const std::string response = Body(Send(kInitProducerId, 1, body));
+    WireReader reader(response);
+    (void)*reader.Int32("throttle");
+    EXPECT_EQ(*reader.Int16("error_code"), kErrorNone);
+    const int64_t id = *reader.Int64("producer_id");
+    const int16_t epoch = *reader.Int16("producer_epoch");
+    return std::make_pair(id, epoch);
+  };
+  auto [id, epoch] = init();
+  // Produce creates the topic; the transaction then adds its partition.
+  Body(Send(kProduce, 8, ProduceBody(-1, "orders", 0, Batch("plain"))));
+  std::string add;
+  WireWriter aw(&add);
+  aw.String("tx");
+  aw.Int64(id);
+  aw.Int16(epoch);
+  aw.ArrayLength(1);
+  aw.String("orders");
+  aw.ArrayLength(1);
+  aw.Int32(0);
+  {
+    const std::string response =
+        Body(Send(txn_api::kAddPartitionsToTxn, 2, add));
+    WireReader reader(response);
+    (void)*reader.Int32("throttle");
+    (void)*reader.ArrayLength("topics", 0);
+    (void)*reader.String("name");
+    (void)*reader.ArrayLength("partitions", 0);
+    (void)*reader.Int32("partition");
+    EXPECT_EQ(*reader.Int16("error_code"), kErrorNone);
+  }
+  const std::string txn_batch = test::BatchBuilder()
+                                    .Producer(id, epoch, 0)
+                                    .Transactional()
+                                    .AddRecord("k", "in-txn")
+                                    .Build();
+  EXPECT_EQ(ProduceResult(Body(Send(kProduce, 8,
+                                    ProduceBody(-1, "orders", 0, txn_batch))))
+                .first,
+            kErrorNone);
+  EXPECT_EQ(*engine_.LastStableOffset({"orders", 0}), 1);
+  std::string end;
+  WireWriter ew(&end);
+  ew.String("tx");
+  ew.Int64(id);
+  ew.Int16(epoch);
+  ew.Bool(true);
+  {
+    const std::string response = Body(Send(txn_api::kEndTxn, 2, end));
+    WireReader reader(response);
+    (void)*reader.Int32("throttle");
+    EXPECT_EQ(*reader.Int16("error_code"), kErrorNone);
+  }
+  EXPECT_EQ(*engine_.HighWatermark({"orders", 0}), 3);  // + COMMIT marker
+  EXPECT_EQ(*engine_.LastStableOffset({"orders", 0}), 3);
+
+  auto [id2, epoch2] = init();
+  EXPECT_EQ(id2, id);
+  EXPECT_EQ(epoch2, epoch + 1);
+  const std::string zombie = test::BatchBuilder()
+                                 .Producer(id, epoch, 1)
+                                 .Transactional()
+                                 .AddRecord("k", "zombie")
+                                 .Build();
+  EXPECT_EQ(ProduceResult(
+                Body(Send(kProduce, 8, ProduceBody(-1, "orders", 0, zombie))))
+                .first,
+            47);  // INVALID_PRODUCER_EPOCH
+  // A truncated EndTxn closes the connection.
+  auto reply = Send(txn_api::kEndTxn, 2, end.substr(0, end.size() - 1));
+  ASSERT_TRUE(reply->done.WaitForNotificationWithTimeout(kDeadline));
+  EXPECT_FALSE(reply->response.ok());
 }
 
 TEST_F(BrokerTest, OffsetForLeaderEpochAnswersAndFencesStaleEpochs) {

@@ -271,7 +271,10 @@ class GroupCoordinator::Impl {
   HeartbeatResponse Heartbeat(const HeartbeatRequest& request);
   LeaveGroupResponse LeaveGroup(const LeaveGroupRequest& request,
                                 int16_t version);
-  void OffsetCommit(const OffsetCommitRequest& request, CommitCallback done);
+  // `check_membership` false: a transaction's offsets (the transaction
+  // coordinator validated the producer instead).
+  void OffsetCommit(const OffsetCommitRequest& request, bool check_membership,
+                    CommitCallback done);
   OffsetFetchResponse OffsetFetch(const OffsetFetchRequest& request);
   ListGroupsResponse ListGroups();
   DescribeGroupsResponse DescribeGroups(const DescribeGroupsRequest& request);
@@ -852,6 +855,7 @@ LeaveGroupResponse GroupCoordinator::Impl::LeaveGroup(
 }
 
 void GroupCoordinator::Impl::OffsetCommit(const OffsetCommitRequest& request,
+                                          bool check_membership,
                                           CommitCallback done) {
   PendingCommit commit;
   commit.group = request.group_id;
@@ -869,6 +873,8 @@ void GroupCoordinator::Impl::OffsetCommit(const OffsetCommitRequest& request,
       error = group_error::kUnsupportedVersion;
     } else if (request.group_id.empty()) {
       error = group_error::kInvalidGroupId;
+    } else if (!check_membership) {
+      groups_[request.group_id].id = request.group_id;
     } else if (found == groups_.end() ||
                found->second.state == GroupState::kEmpty) {
       // A consumer that assigns itself partitions commits with generation
@@ -1116,14 +1122,12 @@ FindCoordinatorResponse AnswerFindCoordinator(
     const FindCoordinatorRequest& request, int32_t node_id,
     absl::string_view host, int32_t port) {
   FindCoordinatorResponse response;
-  if (request.key_type == 1) {
-    response.error_code = group_error::kCoordinatorNotAvailable;
-    response.error_message = "transactions are not supported";
-  } else if (request.key_type != 0) {
+  if (request.key_type != 0 && request.key_type != 1) {
     response.error_code = group_error::kInvalidRequest;
     response.error_message = "unknown coordinator key type";
   } else if (request.key.empty()) {
-    response.error_code = group_error::kInvalidGroupId;
+    response.error_code = request.key_type == 0 ? group_error::kInvalidGroupId
+                                                : group_error::kInvalidRequest;
   } else {
     response.node_id = node_id;
     response.host = std::string(host);
@@ -1168,7 +1172,12 @@ LeaveGroupResponse GroupCoordinator::LeaveGroup(
 
 void GroupCoordinator::OffsetCommit(const OffsetCommitRequest& request,
                                     CommitCallback done) {
-  impl_->OffsetCommit(request, std::move(done));
+  impl_->OffsetCommit(request, /*check_membership=*/true, std::move(done));
+}
+
+void GroupCoordinator::CommitTransactionalOffsets(
+    const OffsetCommitRequest& request, CommitCallback done) {
+  impl_->OffsetCommit(request, /*check_membership=*/false, std::move(done));
 }
 
 OffsetFetchResponse GroupCoordinator::OffsetFetch(

@@ -91,9 +91,10 @@ struct GroupCoordinatorOptions {
 };
 
 // FindCoordinator (0-2) on a single broker: this broker coordinates every
-// group. key_type 1 (transaction) is answered COORDINATOR_NOT_AVAILABLE
-// (retriable) because this broker has no transaction coordinator; other key
-// types INVALID_REQUEST, as Kafka; an empty group id INVALID_GROUP_ID.
+// group (key_type 0) and every transactional id (key_type 1,
+// txn_coordinator.h); other key types are INVALID_REQUEST, as Kafka; an
+// empty group id INVALID_GROUP_ID, an empty transactional id
+// INVALID_REQUEST.
 FindCoordinatorResponse AnswerFindCoordinator(
     const FindCoordinatorRequest& request, int32_t node_id,
     absl::string_view host, int32_t port);
@@ -145,6 +146,13 @@ class GroupCoordinator {
 
   // OffsetCommit (0-7). `done` runs once the commit is durable (or failed).
   void OffsetCommit(const OffsetCommitRequest& request, CommitCallback done);
+
+  // The offsets of a committed transaction (TxnOffsetCommit, handed over by
+  // the transaction coordinator at EndTxn): as OffsetCommit but without the
+  // generation and member checks, which do not apply to a producer (the
+  // transaction coordinator validated its id and epoch instead).
+  void CommitTransactionalOffsets(const OffsetCommitRequest& request,
+                                  CommitCallback done);
 
   // OffsetFetch (0-5): what the last durable commits say; -1 for a
   // partition (or group) with none.

@@ -434,6 +434,29 @@ TEST_F(GroupCoordinatorTest, ShutdownAnswersWaitingRequests) {
   EXPECT_EQ((*Join(""))->error_code, group_error::kNotCoordinator);
 }
 
+TEST_F(GroupCoordinatorTest, TransactionalOffsetsSkipTheMemberCheck) {
+  int32_t generation = 0;
+  JoinAlone(&generation);
+  // A producer is no member: a plain commit of the stable group is refused.
+  EXPECT_EQ(
+      Commit("g", -1, "", "orders", 0, 5).topics[0].partitions[0].error_code,
+      group_error::kUnknownMemberId);
+  OffsetCommitRequest request;
+  request.group_id = "g";
+  request.topics.push_back({"orders", {{0, 7, -1, -1, std::nullopt}}});
+  absl::Notification done;
+  OffsetCommitResponse response;
+  coordinator_->CommitTransactionalOffsets(request,
+                                           [&](OffsetCommitResponse r) {
+                                             response = std::move(r);
+                                             done.Notify();
+                                           });
+  done.WaitForNotification();
+  EXPECT_EQ(response.topics.at(0).partitions.at(0).error_code,
+            group_error::kNone);
+  EXPECT_EQ(Fetch("g", "orders", 0).committed_offset, 7);
+}
+
 TEST_F(GroupCoordinatorTest, OffsetCommitThenFetch) {
   // A consumer with no group membership (generation -1).
   OffsetCommitResponse r = Commit("solo", -1, "", "orders", 2, 42, "meta");
@@ -532,7 +555,7 @@ TEST_F(GroupCoordinatorTest, CommitsSurviveRestartOnDisk) {
   coordinator_.reset();
 }
 
-TEST(FindCoordinatorAnswerTest, GroupsHereTransactionsNot) {
+TEST(FindCoordinatorAnswerTest, GroupsAndTransactionsHere) {
   FindCoordinatorRequest request;
   request.key = "g";
   FindCoordinatorResponse r = AnswerFindCoordinator(request, 7, "h", 9092);
@@ -541,8 +564,10 @@ TEST(FindCoordinatorAnswerTest, GroupsHereTransactionsNot) {
   EXPECT_EQ(r.host, "h");
   EXPECT_EQ(r.port, 9092);
   request.key_type = 1;
-  EXPECT_EQ(AnswerFindCoordinator(request, 7, "h", 9092).error_code,
-            group_error::kCoordinatorNotAvailable);
+  r = AnswerFindCoordinator(request, 7, "h", 9092);
+  EXPECT_EQ(r.error_code, group_error::kNone);
+  EXPECT_EQ(r.node_id, 7);
+  EXPECT_EQ(r.port, 9092);
   request.key_type = 5;
   EXPECT_EQ(AnswerFindCoordinator(request, 7, "h", 9092).error_code,
             group_error::kInvalidRequest);
@@ -550,6 +575,9 @@ TEST(FindCoordinatorAnswerTest, GroupsHereTransactionsNot) {
   request.key = "";
   EXPECT_EQ(AnswerFindCoordinator(request, 7, "h", 9092).error_code,
             group_error::kInvalidGroupId);
+  request.key_type = 1;
+  EXPECT_EQ(AnswerFindCoordinator(request, 7, "h", 9092).error_code,
+            group_error::kInvalidRequest);
 }
 
 }  // namespace
