@@ -300,7 +300,9 @@ int16_t TxnCoordinator::Impl::CheckProducer(const std::string& id,
                                             int64_t producer_id, int16_t epoch,
                                             Txn** txn) {
   auto found = txns_.find(id);
-  if (found == txns_.end() || found->second.producer_id != producer_id) {
+  // producer_id < 0: an id whose first InitProducerId failed.
+  if (found == txns_.end() || found->second.producer_id < 0 ||
+      found->second.producer_id != producer_id) {
     return txn_error::kInvalidProducerIdMapping;
   }
   if (found->second.producer_epoch != epoch) {

@@ -20,8 +20,10 @@
 #include "examples/broker/messages.h"
 #include "examples/broker/producer_ids.h"
 #include "examples/broker/txn_messages.h"
+#include "fs/test_util.h"
 #include "gtest/gtest.h"
 #include "storage/common/api_types.h"
+#include "storage/engine/disk_engine.h"
 #include "storage/engine/memory_engine.h"
 #include "testing/batch_builder.h"
 #include "testing/status_matchers.h"
@@ -245,6 +247,28 @@ TEST_F(TxnCoordinatorTest, RequestErrors) {
             txn_error::kInvalidProducerIdMapping);
 }
 
+// An allocator that cannot write its file fails InitProducerId; the id then
+// has no producer, so a request as producer -1 epoch -1 matches nothing.
+TEST_F(TxnCoordinatorTest, FailedInitLeavesNoProducer) {
+  ProducerIdAllocator broken("/nonexistent/kaas-txn-test");
+  TxnCoordinatorOptions options;
+  options.clock = &clock_;
+  absl::StatusOr<std::unique_ptr<TxnCoordinator>> c =
+      TxnCoordinator::Create(&engine_, &broken, std::move(options));
+  ASSERT_OK(c.status());
+  InitProducerIdRequest init;
+  init.transactional_id = "tx";
+  init.transaction_timeout_ms = 60000;
+  EXPECT_EQ((*c)->InitProducerId(init).error_code,
+            txn_error::kCoordinatorNotAvailable);
+  EndTxnRequest end;
+  end.transactional_id = "tx";
+  end.producer_id = -1;
+  end.producer_epoch = -1;
+  end.committed = true;
+  EXPECT_EQ((*c)->EndTxn(end).error_code, txn_error::kInvalidProducerIdMapping);
+}
+
 TEST_F(TxnCoordinatorTest, ReinitAbortsTheOngoingTransaction) {
   InitProducerIdResponse first = Init("tx");
   ASSERT_EQ(AddPartitions(first, {0}), txn_error::kNone);
@@ -300,6 +324,105 @@ TEST_F(TxnCoordinatorTest, RestartKeepsIdsAndAbortsOngoing) {
   InitProducerIdResponse third = Init("tx");
   EXPECT_EQ(third.producer_id, p.producer_id);
   EXPECT_EQ(third.producer_epoch, again.producer_epoch + 1);
+}
+
+// Over the disk engine, a real restart: engine, allocator and coordinator
+// all recreated over the same data dir.
+TEST(TxnCoordinatorDiskTest, StateAndFencesSurviveARestart) {
+  fs::ScopedTempDir dir;
+  ManualClock clock;
+  const TopicPartition tp{"t", 0};
+  auto open = [&](int64_t epoch) {
+    DiskEngine::Options options;
+    options.data_dir = dir.path();
+    options.clock = &clock;
+    absl::StatusOr<std::unique_ptr<DiskEngine>> engine =
+        DiskEngine::Create(options);
+    EXPECT_OK(engine.status());
+    EXPECT_OK((*engine)->CreatePartition(tp));
+    EXPECT_OK((*engine)->TakeOver(tp, epoch).status());
+    return *std::move(engine);
+  };
+  auto coordinator = [&](StorageEngine* engine, ProducerIdAllocator* ids,
+                         int64_t epoch) {
+    TxnCoordinatorOptions options;
+    options.leader_epoch = epoch;
+    options.clock = &clock;
+    absl::StatusOr<std::unique_ptr<TxnCoordinator>> c =
+        TxnCoordinator::Create(engine, ids, std::move(options));
+    EXPECT_OK(c.status());
+    return *std::move(c);
+  };
+  auto init = [](TxnCoordinator& c, const std::string& id) {
+    InitProducerIdRequest request;
+    request.transactional_id = id;
+    request.transaction_timeout_ms = 60000;
+    InitProducerIdResponse response = c.InitProducerId(request);
+    EXPECT_EQ(response.error_code, 0);
+    return response;
+  };
+  auto add = [&](TxnCoordinator& c, const std::string& id,
+                 const InitProducerIdResponse& p) {
+    AddPartitionsToTxnRequest request;
+    request.transactional_id = id;
+    request.producer_id = p.producer_id;
+    request.producer_epoch = p.producer_epoch;
+    request.topics.push_back({"t", {0}});
+    return c.AddPartitionsToTxn(request).results.at(0).results.at(0).error_code;
+  };
+  auto produce = [&](StorageEngine& engine, int64_t epoch,
+                     const InitProducerIdResponse& p, int32_t sequence) {
+    return engine
+        .AppendAndWait(tp, epoch, Acks::kAll,
+                       test::BatchBuilder()
+                           .Producer(p.producer_id, p.producer_epoch, sequence)
+                           .Transactional()
+                           .AddRecord("k", "v")
+                           .Build())
+        .status();
+  };
+  InitProducerIdResponse committed;
+  InitProducerIdResponse ongoing;
+  {
+    std::unique_ptr<DiskEngine> engine = open(1);
+    ProducerIdAllocator ids(dir.path());
+    std::unique_ptr<TxnCoordinator> c = coordinator(engine.get(), &ids, 1);
+    committed = init(*c, "a");
+    ASSERT_EQ(add(*c, "a", committed), txn_error::kNone);
+    ASSERT_OK(produce(*engine, 1, committed, 0));
+    EndTxnRequest end;
+    end.transactional_id = "a";
+    end.producer_id = committed.producer_id;
+    end.producer_epoch = committed.producer_epoch;
+    end.committed = true;
+    ASSERT_EQ(c->EndTxn(end).error_code, txn_error::kNone);
+    ongoing = init(*c, "b");
+    ASSERT_EQ(add(*c, "b", ongoing), txn_error::kNone);
+    ASSERT_OK(produce(*engine, 1, ongoing, 0));
+    EXPECT_EQ(*engine->LastStableOffset(tp), 2);
+    c.reset();
+    ASSERT_OK(engine->Drain());
+  }
+  std::unique_ptr<DiskEngine> engine = open(2);
+  ProducerIdAllocator ids(dir.path());
+  std::unique_ptr<TxnCoordinator> c = coordinator(engine.get(), &ids, 2);
+  // b's transaction was aborted at start, and b fenced.
+  EXPECT_EQ(*engine->LastStableOffset(tp), *engine->HighWatermark(tp));
+  EXPECT_EQ(engine->AbortedTransactionsInRange(tp, 0, 100)->size(), 1u);
+  EXPECT_EQ(GetStorageErrorCode(produce(*engine, 2, ongoing, 1)),
+            StorageErrorCode::kInvalidProducerEpoch);
+  InitProducerIdResponse a2 = init(*c, "a");
+  EXPECT_EQ(a2.producer_id, committed.producer_id);
+  EXPECT_EQ(a2.producer_epoch, committed.producer_epoch + 1);
+  InitProducerIdResponse b2 = init(*c, "b");
+  EXPECT_EQ(b2.producer_id, ongoing.producer_id);
+  EXPECT_GT(b2.producer_epoch, ongoing.producer_epoch + 1);
+  // Ids are never handed out twice.
+  InitProducerIdResponse fresh = init(*c, "c");
+  EXPECT_NE(fresh.producer_id, committed.producer_id);
+  EXPECT_NE(fresh.producer_id, ongoing.producer_id);
+  c.reset();
+  ASSERT_OK(engine->Drain());
 }
 
 }  // namespace
