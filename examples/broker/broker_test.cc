@@ -14,6 +14,7 @@
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "examples/broker/api_keys.h"
+#include "examples/broker/group_messages.h"
 #include "examples/broker/txn_messages.h"
 #include "examples/broker/wire.h"
 #include "gtest/gtest.h"
@@ -566,6 +567,92 @@ TEST_F(BrokerTest, TransactionCommitsAndFences) {
   auto reply = Send(txn_api::kEndTxn, 2, end.substr(0, end.size() - 1));
   ASSERT_TRUE(reply->done.WaitForNotificationWithTimeout(kDeadline));
   EXPECT_FALSE(reply->response.ok());
+}
+
+// TxnOffsetCommit'd offsets reach the group (OffsetFetch) only when the
+// transaction commits.
+TEST_F(BrokerTest, TransactionalOffsetsCommitOnlyWithTheTransaction) {
+  std::string init;
+  WireWriter iw(&init);
+  iw.NullableString(std::string("offsets-tx"));
+  iw.Int32(60000);
+  const std::string init_response = Body(Send(kInitProducerId, 1, init));
+  WireReader ir(init_response);
+  (void)*ir.Int32("throttle");
+  ASSERT_EQ(*ir.Int16("error_code"), kErrorNone);
+  const int64_t id = *ir.Int64("producer_id");
+  const int16_t epoch = *ir.Int16("producer_epoch");
+  auto producer = [&](WireWriter& w) {
+    w.String("offsets-tx");
+    w.Int64(id);
+    w.Int16(epoch);
+  };
+  auto error_of = [](const std::string& response) {
+    WireReader reader(response);
+    (void)*reader.Int32("throttle");
+    return *reader.Int16("error_code");
+  };
+  auto stage = [&](int64_t offset) {
+    std::string add;
+    WireWriter aw(&add);
+    producer(aw);
+    aw.String("grp");
+    EXPECT_EQ(error_of(Body(Send(txn_api::kAddOffsetsToTxn, 2, add))),
+              kErrorNone);
+    std::string commit;
+    WireWriter cw(&commit);
+    cw.String("offsets-tx");
+    cw.String("grp");
+    cw.Int64(id);
+    cw.Int16(epoch);
+    cw.ArrayLength(1);
+    cw.String("input");
+    cw.ArrayLength(1);
+    cw.Int32(0);
+    cw.Int64(offset);
+    cw.Int32(-1);  // committed_leader_epoch (v2)
+    cw.NullableString(std::string("m"));
+    const std::string response =
+        Body(Send(txn_api::kTxnOffsetCommit, 2, commit));
+    WireReader reader(response);
+    (void)*reader.Int32("throttle");
+    (void)*reader.ArrayLength("topics", 0);
+    (void)*reader.String("name");
+    (void)*reader.ArrayLength("partitions", 0);
+    (void)*reader.Int32("partition");
+    EXPECT_EQ(*reader.Int16("error_code"), kErrorNone);
+  };
+  auto end = [&](bool commit) {
+    std::string body;
+    WireWriter w(&body);
+    producer(w);
+    w.Bool(commit);
+    EXPECT_EQ(error_of(Body(Send(txn_api::kEndTxn, 2, body))), kErrorNone);
+  };
+  auto fetched = [&]() {
+    std::string body;
+    WireWriter w(&body);
+    w.String("grp");
+    w.ArrayLength(1);
+    w.String("input");
+    w.ArrayLength(1);
+    w.Int32(0);
+    const std::string response = Body(Send(group_api::kOffsetFetch, 5, body));
+    WireReader reader(response);
+    (void)*reader.Int32("throttle");
+    (void)*reader.ArrayLength("topics", 0);
+    (void)*reader.String("name");
+    (void)*reader.ArrayLength("partitions", 0);
+    (void)*reader.Int32("partition");
+    return *reader.Int64("committed_offset");
+  };
+  stage(10);
+  end(/*commit=*/false);
+  EXPECT_EQ(fetched(), -1);
+  stage(20);
+  EXPECT_EQ(fetched(), -1);  // staged, not committed
+  end(/*commit=*/true);
+  EXPECT_EQ(fetched(), 20);
 }
 
 TEST_F(BrokerTest, OffsetForLeaderEpochAnswersAndFencesStaleEpochs) {
