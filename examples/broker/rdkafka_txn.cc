@@ -8,7 +8,11 @@
 //       to --topic; transaction i commits when i is even and aborts when it
 //       is odd. Values are "txn <i> rec <j> commit|abort". Prints
 //       "committed <i>" / "aborted <i>" as each ends; exits 0 if all ended
-//       as asked.
+//       as asked. With --group=G each transaction i also sends the offset
+//       10 * (i + 1) of --source_topic partition 0 for group G
+//       (send_offsets_to_transaction), and at the end a consumer of G prints
+//       "group_offset <offset>": what the group committed, which must be the
+//       last committed transaction's.
 //   --mode=fence
 //       Producer A begins a transaction and produces (flushed, so the data
 //       is in the log); producer B inits the same transactional.id; A's next
@@ -18,11 +22,13 @@
 //
 //   rdkafka_txn --bootstrap=HOST:PORT --topic=T --transactional_id=ID
 //               --mode=interleave|fence [--transactions=N] [--records=M]
+//               [--group=G --source_topic=S]
 //
 // Exit codes: 0 as described, 1 an unexpected outcome (on stderr), 2 usage.
 
 #include <librdkafka/rdkafka.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -89,8 +95,60 @@ rd_kafka_resp_err_t Produce(rd_kafka_t* producer, const std::string& topic,
       RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END);
 }
 
+// Sends offset `offset` of `source` partition 0 for `group` with the
+// transaction in progress.
+bool SendOffsets(rd_kafka_t* producer, const std::string& group,
+                 const std::string& source, int64_t offset) {
+  rd_kafka_topic_partition_list_t* offsets =
+      rd_kafka_topic_partition_list_new(1);
+  rd_kafka_topic_partition_list_add(offsets, source.c_str(), 0)->offset =
+      offset;
+  rd_kafka_consumer_group_metadata_t* metadata =
+      rd_kafka_consumer_group_metadata_new(group.c_str());
+  const bool ok = Ok(rd_kafka_send_offsets_to_transaction(producer, offsets,
+                                                          metadata, kTimeoutMs),
+                     "send_offsets_to_transaction");
+  rd_kafka_consumer_group_metadata_destroy(metadata);
+  rd_kafka_topic_partition_list_destroy(offsets);
+  return ok;
+}
+
+// Prints "group_offset <offset>": `group`'s committed offset of `source`
+// partition 0 (-1001, librdkafka's "invalid", if none).
+bool PrintGroupOffset(const std::string& bootstrap, const std::string& group,
+                      const std::string& source) {
+  rd_kafka_conf_t* conf = rd_kafka_conf_new();
+  if (!Set(conf, "bootstrap.servers", bootstrap) ||
+      !Set(conf, "group.id", group)) {
+    rd_kafka_conf_destroy(conf);
+    return false;
+  }
+  char error[256];
+  rd_kafka_t* consumer =
+      rd_kafka_new(RD_KAFKA_CONSUMER, conf, error, sizeof(error));
+  if (consumer == nullptr) {
+    std::fprintf(stderr, "rdkafka_txn: %s\n", error);
+    return false;
+  }
+  rd_kafka_topic_partition_list_t* partitions =
+      rd_kafka_topic_partition_list_new(1);
+  rd_kafka_topic_partition_list_add(partitions, source.c_str(), 0);
+  const rd_kafka_resp_err_t err =
+      rd_kafka_committed(consumer, partitions, kTimeoutMs);
+  if (err) {
+    std::fprintf(stderr, "rdkafka_txn: committed: %s\n", rd_kafka_err2str(err));
+  } else {
+    std::printf("group_offset %lld\n",
+                static_cast<long long>(partitions->elems[0].offset));
+  }
+  rd_kafka_topic_partition_list_destroy(partitions);
+  rd_kafka_destroy(consumer);
+  return !err;
+}
+
 int Interleave(const std::string& bootstrap, const std::string& topic,
-               const std::string& id, long transactions, long records) {
+               const std::string& id, long transactions, long records,
+               const std::string& group, const std::string& source) {
   rd_kafka_t* producer = NewProducer(bootstrap, id);
   if (producer == nullptr) return 2;
   if (!Ok(rd_kafka_init_transactions(producer, kTimeoutMs), "init")) return 1;
@@ -107,6 +165,9 @@ int Interleave(const std::string& bootstrap, const std::string& topic,
         return 1;
       }
       rd_kafka_poll(producer, 0);
+    }
+    if (!group.empty() && !SendOffsets(producer, group, source, 10 * (i + 1))) {
+      return 1;
     }
     if (commit) {
       if (!Ok(rd_kafka_commit_transaction(producer, kTimeoutMs), "commit")) {
@@ -128,6 +189,7 @@ int Interleave(const std::string& bootstrap, const std::string& topic,
     std::fflush(stdout);
   }
   rd_kafka_destroy(producer);
+  if (!group.empty() && !PrintGroupOffset(bootstrap, group, source)) return 1;
   return 0;
 }
 
@@ -188,15 +250,19 @@ int main(int argc, char** argv) {
   const long transactions =
       std::atol(Flag(argc, argv, "transactions", "10").c_str());
   const long records = std::atol(Flag(argc, argv, "records", "10").c_str());
+  const std::string group = Flag(argc, argv, "group", "");
+  const std::string source = Flag(argc, argv, "source_topic", "");
   if (bootstrap.empty() || topic.empty() || id.empty() || transactions < 1 ||
-      records < 1 || (mode != "interleave" && mode != "fence")) {
+      records < 1 || (mode != "interleave" && mode != "fence") ||
+      group.empty() != source.empty()) {
     std::fprintf(stderr,
                  "usage: rdkafka_txn --bootstrap=HOST:PORT --topic=T "
                  "--transactional_id=ID --mode=interleave|fence "
-                 "[--transactions=N] [--records=M]\n");
+                 "[--transactions=N] [--records=M] "
+                 "[--group=G --source_topic=S]\n");
     return 2;
   }
-  return mode == "interleave"
-             ? Interleave(bootstrap, topic, id, transactions, records)
-             : Fence(bootstrap, topic, id);
+  return mode == "interleave" ? Interleave(bootstrap, topic, id, transactions,
+                                           records, group, source)
+                              : Fence(bootstrap, topic, id);
 }

@@ -4,7 +4,8 @@
 #   1. one transactional producer commits the even transactions and aborts
 #      the odd ones, interleaved; a read_committed consumer (kcat) sees
 #      exactly the committed records, a read_uncommitted one every data
-#      record;
+#      record; the offsets sent with the transactions
+#      (send_offsets_to_transaction) are the group's only when committed;
 #   2. a second producer with the same transactional.id fences the first,
 #      whose next produce/commit fails fatally; the second then commits;
 #   3. after a SIGTERM and restart the committed view is unchanged and the
@@ -66,6 +67,7 @@ start_broker
 timeout 300 "$client" --bootstrap="127.0.0.1:$PORT" --topic=txns \
   --transactional_id=interleaver --mode=interleave \
   --transactions="$transactions" --records="$records" \
+  --group=txn-group --source_topic=source \
   >"$work/interleave.out" 2>>"$work/client.err" ||
   fail "the interleaving producer exited with $?"
 committed=$(grep -c '^committed' "$work/interleave.out" || true)
@@ -89,6 +91,12 @@ diff "$work/want_committed" "$work/committed" >"$work/diff" ||
   fail "read_committed saw other records: $(head -5 "$work/diff")"
 diff "$work/all" "$work/uncommitted" >"$work/diff" ||
   fail "read_uncommitted saw other records: $(head -5 "$work/diff")"
+# Transaction i sent offset 10 * (i + 1); the last one (odd) aborted, so the
+# group holds the offset of the one before.
+want_offset=$((10 * (transactions - 1)))
+grep -qx "group_offset $want_offset" "$work/interleave.out" ||
+  fail "the group's offset: $(grep group_offset "$work/interleave.out" || echo none), want $want_offset"
+echo "ok: the group committed offset $want_offset with the last committed transaction"
 echo "ok: read_committed saw the $(wc -l <"$work/committed") committed records, read_uncommitted all $(wc -l <"$work/uncommitted")"
 
 # 2. A second producer with the same transactional.id fences the first.
