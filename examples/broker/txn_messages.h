@@ -56,14 +56,14 @@ inline constexpr int16_t kUnknownServerError = -1;
 inline constexpr int16_t kUnknownTopicOrPartition = 3;
 inline constexpr int16_t kCoordinatorNotAvailable = 15;
 inline constexpr int16_t kNotCoordinator = 16;
+inline constexpr int16_t kInvalidGroupId = 24;
+inline constexpr int16_t kInvalidRequest = 42;
 inline constexpr int16_t kInvalidProducerEpoch = 47;
 inline constexpr int16_t kInvalidTxnState = 48;
 inline constexpr int16_t kInvalidProducerIdMapping = 49;
 inline constexpr int16_t kInvalidTransactionTimeout = 50;
 inline constexpr int16_t kConcurrentTransactions = 51;
 inline constexpr int16_t kOperationNotAttempted = 55;
-inline constexpr int16_t kInvalidGroupId = 24;
-inline constexpr int16_t kInvalidRequest = 42;
 }  // namespace txn_error
 
 // ---- AddPartitionsToTxn (key 24), v0-2 -------------------------------------
