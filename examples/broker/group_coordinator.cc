@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -32,6 +33,7 @@
 #include "base/status_future.h"
 #include "base/status_macros.h"
 #include "examples/broker/internal_batches.h"
+#include "examples/broker/internal_topic_replay.h"
 #include "storage/batch/record.h"
 #include "storage/batch/record_batch.h"
 #include "storage/batch/records.h"
@@ -42,7 +44,6 @@ namespace {
 constexpr int16_t kOffsetKeyVersion = 1;
 constexpr int16_t kOffsetValueVersion = 3;
 // Bytes read from the offsets topic per Read during recovery.
-constexpr size_t kRecoveryReadBytes = 1 << 20;
 
 enum class GroupState {
   kEmpty,
@@ -336,57 +337,23 @@ absl::Status GroupCoordinator::Impl::Recover() {
   const TopicPartition tp = OffsetsPartition();
   KAAS_RETURN_IF_ERROR(engine_->CreatePartition(tp));
   KAAS_RETURN_IF_ERROR(engine_->TakeOver(tp, options_.leader_epoch).status());
-  KAAS_ASSIGN_OR_RETURN(int64_t offset, engine_->LogStartOffset(tp));
-  KAAS_ASSIGN_OR_RETURN(const int64_t end, engine_->HighWatermark(tp));
   absl::MutexLock lock(&mu_);
-  while (offset < end) {
-    KAAS_ASSIGN_OR_RETURN(ReadResult read,
-                          engine_->Read(tp, offset, kRecoveryReadBytes,
-                                        Isolation::kReadUncommitted));
-    if (read.batches == 0 || read.next_offset <= offset) break;
-    const std::string bytes(read.records);
-    absl::string_view rest = bytes;
-    while (!rest.empty()) {
-      KAAS_ASSIGN_OR_RETURN(size_t size, PeekBatchSize(rest));
-      if (size > rest.size()) {
-        return absl::DataLossError("offsets topic: truncated batch");
-      }
-      KAAS_ASSIGN_OR_RETURN(RecordBatchView batch,
-                            RecordBatchView::ParseStored(rest.substr(0, size)));
-      rest.remove_prefix(size);
-      if (batch.is_control()) continue;
-      KAAS_ASSIGN_OR_RETURN(RecordReader reader, RecordReader::Create(batch));
-      Record record;
-      while (reader.Next(&record)) {
-        if (!record.key.has_value()) continue;
-        absl::StatusOr<std::optional<DecodedKey>> key =
-            DecodeOffsetKey(*record.key);
-        if (!key.ok()) {
-          return absl::DataLossError(
-              absl::StrCat("offsets topic: offset ",
-                           batch.base_offset() + record.offset_delta, ": ",
-                           key.status().message()));
-        }
-        if (!key->has_value()) continue;
+  return ReplayInternalTopic(
+      *engine_, tp, "offsets topic",
+      [this](int64_t offset, absl::string_view key_bytes,
+             std::optional<absl::string_view> value_bytes) -> absl::Status {
+        mu_.AssertHeld();  // the replay runs under the lock taken above
+        KAAS_ASSIGN_OR_RETURN(std::optional<DecodedKey> key,
+                              DecodeOffsetKey(key_bytes));
+        if (!key.has_value()) return absl::OkStatus();
         std::optional<Committed> value;
-        if (record.value.has_value()) {
-          absl::StatusOr<Committed> decoded = DecodeOffsetValue(*record.value);
-          if (!decoded.ok()) {
-            return absl::DataLossError(
-                absl::StrCat("offsets topic: offset ",
-                             batch.base_offset() + record.offset_delta, ": ",
-                             decoded.status().message()));
-          }
-          value = *std::move(decoded);
-          value->log_offset = batch.base_offset() + record.offset_delta;
+        if (value_bytes.has_value()) {
+          KAAS_ASSIGN_OR_RETURN(value, DecodeOffsetValue(*value_bytes));
+          value->log_offset = offset;
         }
-        ApplyRecord(**key, std::move(value));
-      }
-      KAAS_RETURN_IF_ERROR(reader.status());
-    }
-    offset = read.next_offset;
-  }
-  return absl::OkStatus();
+        ApplyRecord(*key, std::move(value));
+        return absl::OkStatus();
+      });
 }
 
 void GroupCoordinator::Impl::ApplyRecord(const DecodedKey& key,

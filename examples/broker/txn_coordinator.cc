@@ -22,7 +22,9 @@
 
 #include <limits>
 #include <map>
+#include <optional>
 #include <set>
+#include <string>
 #include <utility>
 
 #include "absl/base/thread_annotations.h"
@@ -32,6 +34,7 @@
 #include "absl/time/time.h"
 #include "base/status_macros.h"
 #include "examples/broker/internal_batches.h"
+#include "examples/broker/internal_topic_replay.h"
 #include "examples/broker/wire.h"
 #include "glog/logging.h"
 #include "storage/batch/record.h"
@@ -42,7 +45,6 @@ namespace kaas::broker {
 namespace {
 
 // Bytes per read while replaying the topic.
-constexpr size_t kRecoveryReadBytes = 1 << 20;
 
 enum class TxnStatus : int8_t {
   kEmpty = 0,
@@ -216,52 +218,20 @@ absl::Status TxnCoordinator::Impl::Recover() {
   const TopicPartition tp = StatePartition();
   KAAS_RETURN_IF_ERROR(engine_.CreatePartition(tp));
   KAAS_RETURN_IF_ERROR(engine_.TakeOver(tp, options_.leader_epoch).status());
-  KAAS_ASSIGN_OR_RETURN(int64_t offset, engine_.LogStartOffset(tp));
-  KAAS_ASSIGN_OR_RETURN(const int64_t end, engine_.HighWatermark(tp));
   std::map<std::string, Txn> recovered;
-  while (offset < end) {
-    KAAS_ASSIGN_OR_RETURN(ReadResult read,
-                          engine_.Read(tp, offset, kRecoveryReadBytes,
-                                       Isolation::kReadUncommitted));
-    if (read.batches == 0 || read.next_offset <= offset) break;
-    const std::string bytes(read.records);
-    absl::string_view rest = bytes;
-    while (!rest.empty()) {
-      KAAS_ASSIGN_OR_RETURN(size_t size, PeekBatchSize(rest));
-      if (size > rest.size()) {
-        return absl::DataLossError("transaction state topic: truncated batch");
-      }
-      KAAS_ASSIGN_OR_RETURN(RecordBatchView batch,
-                            RecordBatchView::ParseStored(rest.substr(0, size)));
-      rest.remove_prefix(size);
-      if (batch.is_control()) continue;
-      KAAS_ASSIGN_OR_RETURN(RecordReader reader, RecordReader::Create(batch));
-      Record record;
-      while (reader.Next(&record)) {
-        const int64_t at = batch.base_offset() + record.offset_delta;
-        if (!record.key.has_value()) continue;
-        absl::StatusOr<std::string> id = DecodeKey(*record.key);
-        if (!id.ok()) {
-          return absl::DataLossError(
-              absl::StrCat("transaction state topic: offset ", at, ": ",
-                           id.status().message()));
+  KAAS_RETURN_IF_ERROR(ReplayInternalTopic(
+      engine_, tp, "transaction state topic",
+      [&recovered](int64_t, absl::string_view key,
+                   std::optional<absl::string_view> value) -> absl::Status {
+        KAAS_ASSIGN_OR_RETURN(std::string id, DecodeKey(key));
+        if (!value.has_value()) {
+          recovered.erase(id);
+          return absl::OkStatus();
         }
-        if (!record.value.has_value()) {
-          recovered.erase(*id);
-          continue;
-        }
-        absl::StatusOr<Txn> txn = DecodeValue(*record.value);
-        if (!txn.ok()) {
-          return absl::DataLossError(
-              absl::StrCat("transaction state topic: offset ", at, ": ",
-                           txn.status().message()));
-        }
-        recovered[*id] = *std::move(txn);
-      }
-      KAAS_RETURN_IF_ERROR(reader.status());
-    }
-    offset = read.next_offset;
-  }
+        KAAS_ASSIGN_OR_RETURN(Txn txn, DecodeValue(*value));
+        recovered[id] = std::move(txn);
+        return absl::OkStatus();
+      }));
   std::vector<std::string> unfinished;
   {
     absl::MutexLock lock(&mu_);
