@@ -16,43 +16,7 @@ data="$TEST_TMPDIR/data"
 work="$TEST_TMPDIR/work"
 mkdir -p "$work"
 
-fail() {
-  echo "FAIL: $*"
-  echo "--- the broker's stderr (last 60 lines):"
-  tail -n 60 "$work/broker.err" 2>/dev/null || true
-  exit 1
-}
-
-# Starts the broker; sets BROKER_PID and BOOTSTRAP once it listens. Its
-# first stdout line is read from a pipe, so no polling is needed.
-start_broker() {
-  exec {out}< <(exec "$broker" --log.dirs="$data" \
-    --listeners=PLAINTEXT://127.0.0.1:0 --num.partitions="${1:-1}" \
-    --group.initial.rebalance.delay.ms=0 \
-    2>>"$work/broker.err")
-  BROKER_PID=$!
-  local line
-  read -r -u "$out" line || fail "the broker did not start: $(tail -5 "$work/broker.err")"
-  echo "$line"
-  [[ "$line" =~ listening\ on\ 127\.0\.0\.1:([0-9]+) ]] || fail "unexpected: $line"
-  BOOTSTRAP="127.0.0.1:${BASH_REMATCH[1]}"
-  [[ "$line" =~ leader\ epoch\ ([0-9]+) ]] && EPOCH="${BASH_REMATCH[1]}"
-}
-
-stop_broker() {
-  kill -TERM "$BROKER_PID"
-  local rest
-  rest="$(cat <&"$out")"
-  wait "$BROKER_PID" || fail "the broker exited with $? after SIGTERM"
-  [[ "$rest" == *"kaas-broker: stopped"* ]] || fail "no clean stop: $rest"
-  exec {out}<&-
-}
-
-kill_broker() {
-  kill -KILL "$BROKER_PID"
-  wait "$BROKER_PID" 2>/dev/null || true
-  exec {out}<&-
-}
+source "$runfiles/examples/broker/broker_testlib.sh"
 
 produce() {  # topic, then kcat producer flags; records on stdin
   local topic="$1"
@@ -66,7 +30,7 @@ consume() {  # topic, then kcat consumer flags
   timeout 60 kcat -b "$BOOTSTRAP" -C -t "$topic" -e -q "$@"
 }
 
-start_broker 1
+start_broker --num.partitions=1 --group.initial.rebalance.delay.ms=0
 timeout 30 kcat -b "$BOOTSTRAP" -L | grep -q "1 brokers" || fail "kcat -L"
 
 # 1. Every codec and acks mode; keys, headers, values with spaces.
@@ -126,7 +90,7 @@ seq 1 20000 | sed 's/.*/durable &/' >"$work/durable"
 produce durable "$work/durable" -X acks=all -l
 kill_broker
 first_epoch="$EPOCH"
-start_broker 1
+start_broker --num.partitions=1 --group.initial.rebalance.delay.ms=0
 ((EPOCH > first_epoch)) || fail "leader epoch $EPOCH after $first_epoch"
 consume durable -o beginning -f '%s\n' >"$work/got"
 diff "$work/durable" "$work/got" >/dev/null ||

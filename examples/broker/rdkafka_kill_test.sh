@@ -26,26 +26,7 @@ records=30000
 kill_after=5000
 [[ -n "${KAAS_SANITIZER:-}" ]] && records=8000 && kill_after=2000
 
-fail() {
-  echo "FAIL: $*"
-  echo "--- broker stderr (last 30 lines):"
-  tail -n 30 "$work/broker.err" 2>/dev/null || true
-  echo "--- producer stderr (last 30 lines):"
-  tail -n 30 "$work/producer.err" 2>/dev/null || true
-  exit 1
-}
-
-PORT=0
-start_broker() {
-  exec {out}< <(exec "$broker" --log.dirs="$data" \
-    --listeners="PLAINTEXT://127.0.0.1:$PORT" 2>>"$work/broker.err")
-  BROKER_PID=$!
-  local line
-  read -r -u "$out" line || fail "the broker did not start"
-  echo "$line"
-  [[ "$line" =~ listening\ on\ 127\.0\.0\.1:([0-9]+) ]] || fail "unexpected: $line"
-  PORT="${BASH_REMATCH[1]}"
-}
+source "$runfiles/examples/broker/broker_testlib.sh"
 
 start_broker
 exec {reports}< <(exec "$producer" --bootstrap="127.0.0.1:$PORT" \
@@ -57,9 +38,7 @@ while read -r -u "$reports" kind index partition offset; do
   echo "$kind $index ${partition:-} ${offset:-}" >>"$work/reports"
   [[ "$kind" == delivered ]] && delivered=$((delivered + 1))
   if ((killed == 0 && delivered == kill_after)); then
-    kill -KILL "$BROKER_PID"
-    wait "$BROKER_PID" 2>/dev/null || true
-    exec {out}<&-
+    kill_broker
     killed=1
     echo "killed the broker after $delivered delivery reports"
     start_broker
@@ -87,5 +66,4 @@ awk '
   }' "$work/reports" "$work/log" || fail "the log does not hold what was acknowledged"
 failed=$(grep -c '^failed' "$work/reports" || true)
 echo "ok: every acknowledged record survived the SIGKILL exactly once ($failed failed reports)"
-kill -TERM "$BROKER_PID"
-wait "$BROKER_PID" || fail "the broker exited with $? after SIGTERM"
+stop_broker

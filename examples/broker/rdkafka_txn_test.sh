@@ -28,32 +28,7 @@ mkdir -p "$work"
 transactions=10
 records=25
 
-fail() {
-  echo "FAIL: $*"
-  echo "--- broker stderr (last 30 lines):"
-  tail -n 30 "$work/broker.err" 2>/dev/null || true
-  echo "--- client stderr (last 30 lines):"
-  tail -n 30 "$work/client.err" 2>/dev/null || true
-  exit 1
-}
-
-PORT=0
-start_broker() {
-  exec {out}< <(exec "$broker" --log.dirs="$data" \
-    --listeners="PLAINTEXT://127.0.0.1:$PORT" 2>>"$work/broker.err")
-  BROKER_PID=$!
-  local line
-  read -r -u "$out" line || fail "the broker did not start"
-  echo "$line"
-  [[ "$line" =~ listening\ on\ 127\.0\.0\.1:([0-9]+) ]] || fail "unexpected: $line"
-  PORT="${BASH_REMATCH[1]}"
-}
-
-stop_broker() {
-  kill -TERM "$BROKER_PID"
-  wait "$BROKER_PID" || fail "the broker exited with $? after SIGTERM"
-  exec {out}<&-
-}
+source "$runfiles/examples/broker/broker_testlib.sh"
 
 # consume TOPIC ISOLATION: every value, one per line.
 consume() {
