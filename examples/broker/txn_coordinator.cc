@@ -64,10 +64,12 @@ struct Txn {
   TxnStatus status = TxnStatus::kEmpty;
   std::set<TopicPartition> partitions;
   int64_t start_ms = -1;  // when it became Ongoing
+  // Staged offsets per group, in arrival order (later ones win): in memory
+  // while Ongoing, durable with PrepareCommit (so that a recovery that
+  // completes the commit hands them over too).
+  std::map<std::string, std::vector<TxnOffsetCommitTopic>> offsets;
   // In memory only:
   std::set<std::string> groups;
-  // Staged offsets per group, in arrival order (later ones win).
-  std::map<std::string, std::vector<TxnOffsetCommitTopic>> offsets;
   bool busy = false;  // a request is writing this id's state
 };
 
@@ -79,10 +81,16 @@ std::string EncodeKey(absl::string_view id) {
   return out;
 }
 
+// Version 0 is Kafka's TransactionLogValue v0; version 1, written for a
+// PrepareCommit with staged offsets, appends them (per group: the topics
+// with partition, offset, leader epoch and metadata, as TxnOffsetCommit
+// carried them).
 std::string EncodeValue(const Txn& txn, int64_t now_ms) {
+  const bool with_offsets =
+      txn.status == TxnStatus::kPrepareCommit && !txn.offsets.empty();
   std::string out;
   WireWriter writer(&out);
-  writer.Int16(0);
+  writer.Int16(with_offsets ? 1 : 0);
   writer.Int64(txn.producer_id);
   writer.Int16(txn.producer_epoch);
   writer.Int32(txn.timeout_ms);
@@ -99,6 +107,22 @@ std::string EncodeValue(const Txn& txn, int64_t now_ms) {
   }
   writer.Int64(now_ms);
   writer.Int64(txn.start_ms);
+  if (!with_offsets) return out;
+  writer.ArrayLength(static_cast<int32_t>(txn.offsets.size()));
+  for (const auto& [group, topics] : txn.offsets) {
+    writer.String(group);
+    writer.ArrayLength(static_cast<int32_t>(topics.size()));
+    for (const TxnOffsetCommitTopic& topic : topics) {
+      writer.String(topic.name);
+      writer.ArrayLength(static_cast<int32_t>(topic.partitions.size()));
+      for (const TxnOffsetCommitPartition& p : topic.partitions) {
+        writer.Int32(p.partition_index);
+        writer.Int64(p.committed_offset);
+        writer.Int32(p.committed_leader_epoch);
+        writer.NullableString(p.committed_metadata);
+      }
+    }
+  }
   return out;
 }
 
@@ -118,7 +142,7 @@ absl::StatusOr<Txn> DecodeValue(absl::string_view bytes) {
   WireReader reader(bytes);
   Txn txn;
   KAAS_ASSIGN_OR_RETURN(int16_t version, reader.Int16("value version"));
-  if (version != 0) {
+  if (version != 0 && version != 1) {
     return absl::InvalidArgumentError(
         absl::StrCat("unknown value version ", version));
   }
@@ -143,6 +167,30 @@ absl::StatusOr<Txn> DecodeValue(absl::string_view bytes) {
   }
   KAAS_RETURN_IF_ERROR(reader.Int64("last_update_timestamp_ms").status());
   KAAS_ASSIGN_OR_RETURN(txn.start_ms, reader.Int64("start_timestamp_ms"));
+  if (version == 0) return txn;
+  KAAS_ASSIGN_OR_RETURN(int32_t groups, reader.ArrayLength("offsets", 6));
+  for (int32_t g = 0; g < groups; ++g) {
+    KAAS_ASSIGN_OR_RETURN(absl::string_view group, reader.String("group"));
+    std::vector<TxnOffsetCommitTopic>& topics = txn.offsets[std::string(group)];
+    KAAS_ASSIGN_OR_RETURN(int32_t count, reader.ArrayLength("topics", 6));
+    for (int32_t t = 0; t < count; ++t) {
+      TxnOffsetCommitTopic& topic = topics.emplace_back();
+      KAAS_ASSIGN_OR_RETURN(absl::string_view name, reader.String("topic"));
+      topic.name = std::string(name);
+      KAAS_ASSIGN_OR_RETURN(int32_t partitions,
+                            reader.ArrayLength("partitions", 18));
+      for (int32_t i = 0; i < partitions; ++i) {
+        TxnOffsetCommitPartition& p = topic.partitions.emplace_back();
+        KAAS_ASSIGN_OR_RETURN(p.partition_index, reader.Int32("partition"));
+        KAAS_ASSIGN_OR_RETURN(p.committed_offset, reader.Int64("offset"));
+        KAAS_ASSIGN_OR_RETURN(p.committed_leader_epoch,
+                              reader.Int32("leader_epoch"));
+        KAAS_ASSIGN_OR_RETURN(std::optional<absl::string_view> metadata,
+                              reader.NullableString("metadata"));
+        if (metadata.has_value()) p.committed_metadata = std::string(*metadata);
+      }
+    }
+  }
   return txn;
 }
 

@@ -24,12 +24,13 @@
 // Durability. Every state change is appended (acks=all, waited for) to the
 // internal topic `__transaction_state`, partition 0, before it is acted on
 // or answered, in Kafka's TransactionLogKey v0 / TransactionLogValue v0
-// layout (txn_coordinator.cc). Create() replays the topic (the latest record
-// per id wins) and finishes what a crash interrupted: Ongoing and
-// PrepareAbort transactions are aborted (Ongoing ones with a bumped epoch),
-// PrepareCommit ones are committed. Known gap: offsets staged by
-// TxnOffsetCommit live in memory only, so a crash between PrepareCommit and
-// their hand-off loses them (the data is still committed).
+// layout (txn_coordinator.cc; a PrepareCommit with staged offsets writes a
+// value v1, v0 followed by the offsets). Create() replays the topic (the
+// latest record per id wins) and finishes what a crash interrupted: Ongoing
+// and PrepareAbort transactions are aborted (Ongoing ones with a bumped
+// epoch), PrepareCommit ones are committed, their offsets handed over. A
+// crash while Ongoing loses the staged offsets with the transaction, which
+// is aborted.
 //
 // Errors. Requests are answered with Kafka error codes (txn_messages.h
 // txn_error) in the responses: INVALID_PRODUCER_ID_MAPPING (unknown id or

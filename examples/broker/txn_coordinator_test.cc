@@ -56,6 +56,9 @@ class TxnCoordinatorTest : public ::testing::Test {
     options.commit_offsets =
         [this](const std::string& group,
                const std::vector<TxnOffsetCommitTopic>& topics) {
+          if (fail_offsets_) {
+            return absl::UnavailableError("offsets topic unavailable");
+          }
           for (const TxnOffsetCommitTopic& t : topics) {
             for (const TxnOffsetCommitPartition& p : t.partitions) {
               committed_.push_back(group + "/" + t.name + "/" +
@@ -124,6 +127,7 @@ class TxnCoordinatorTest : public ::testing::Test {
   MemoryEngine engine_;
   ProducerIdAllocator ids_{""};
   std::vector<std::string> committed_;
+  bool fail_offsets_ = false;  // commit_offsets fails (a crash before them)
   std::unique_ptr<TxnCoordinator> coordinator_;
 };
 
@@ -197,6 +201,41 @@ TEST_F(TxnCoordinatorTest, OffsetsAreHandedOverOnlyOnCommit) {
   stage(20);
   ASSERT_EQ(End(p, true), txn_error::kNone);
   EXPECT_EQ(committed_, std::vector<std::string>{"g/in/3=20"});
+}
+
+// The staged offsets are durable with PrepareCommit: a restart between it
+// and their hand-off completes the commit with them.
+TEST_F(TxnCoordinatorTest, ARecoveredCommitHandsOverItsOffsets) {
+  InitProducerIdResponse p = Init("tx");
+  ASSERT_EQ(AddPartitions(p, {0}), txn_error::kNone);
+  ASSERT_OK(Produce(p, 0, 0));
+  AddOffsetsToTxnRequest add;
+  add.transactional_id = "tx";
+  add.producer_id = p.producer_id;
+  add.producer_epoch = p.producer_epoch;
+  add.group_id = "g";
+  ASSERT_EQ(coordinator_->AddOffsetsToTxn(add).error_code, txn_error::kNone);
+  TxnOffsetCommitRequest commit;
+  commit.transactional_id = "tx";
+  commit.group_id = "g";
+  commit.producer_id = p.producer_id;
+  commit.producer_epoch = p.producer_epoch;
+  commit.topics.push_back({"in", {{3, 42, 7, std::string("meta")}}});
+  ASSERT_EQ(coordinator_->TxnOffsetCommit(commit)
+                .topics.at(0)
+                .results.at(0)
+                .error_code,
+            txn_error::kNone);
+  fail_offsets_ = true;
+  EXPECT_NE(End(p, true), txn_error::kNone);
+  EXPECT_TRUE(committed_.empty());
+  EXPECT_LT(Lso(0), Hwm(0)) << "no marker yet";
+
+  fail_offsets_ = false;
+  Start();  // a restart: the staged offsets in memory are gone
+  EXPECT_EQ(committed_, std::vector<std::string>{"g/in/3=42"});
+  EXPECT_EQ(Lso(0), Hwm(0));
+  EXPECT_TRUE(Aborted(0).empty()) << "committed, not aborted";
 }
 
 TEST_F(TxnCoordinatorTest, RequestErrors) {
