@@ -416,6 +416,8 @@ class Partition : public std::enable_shared_from_this<Partition> {
     // sampled at the roll: written once this segment is durable (a snapshot
     // claims the log before its offset durable), so that the log may later
     // begin at that base without forgetting the state of what lies before.
+    // Null when the segment was durable at the roll (then it was due at
+    // once).
     std::shared_ptr<const metadata::PartitionStateSnapshot> base_snapshot;
   };
   // Immutable list of segments, published for lock-free readers.

@@ -307,10 +307,17 @@ absl::Status Partition::RollLocked(uint32_t epoch) {
         << " (the listing prefers the higher epoch)";
   } else {
     old->Seal();
+    auto base_snapshot =
+        std::make_shared<const metadata::PartitionStateSnapshot>(
+            StateSnapshotLocked());
+    // Everything before the new base already durable (acks=all traffic):
+    // the snapshot there is due at once, so a DeleteRecords right after the
+    // roll deletes the sealed segment without waiting for a cycle.
+    const bool sealed_durable = active_durable_offset_ == next_offset_;
+    if (sealed_durable) due_base_snapshots_.push_back(base_snapshot);
     pending_seals_.push_back(
         PendingSeal{old, active_durable_position_, active_durable_offset_,
-                    std::make_shared<const metadata::PartitionStateSnapshot>(
-                        StateSnapshotLocked())});
+                    sealed_durable ? nullptr : std::move(base_snapshot)});
     for (StorageStats* stats : StatsSinks()) {
       stats->segments_rolled.fetch_add(1, std::memory_order_relaxed);
     }

@@ -521,9 +521,8 @@ TEST_F(PartitionTest, DeletedSegmentsKeepTheirProducerStateWithoutACheckpoint) {
 }
 
 // The deferred half of the rule above: DeleteRecords while the newest
-// roll's state snapshot (at the new segment's base) is not durable yet (its
-// cycle is held in the snapshot's fsync; later writes are not durable
-// either). The log start moves at once and the segments leave the list at
+// roll's state snapshot (at the new segment's base) cannot be written (its
+// fsync fails; later writes are not durable either). The log start moves at once and the segments leave the list at
 // once; the files of a segment followed by one with a durable snapshot at
 // its base go at once, but those of the other stay until that snapshot is
 // durable (recovery rebuilds producer state from them), and go with it. A
@@ -536,7 +535,10 @@ TEST_F(PartitionTest, DeletedSegmentsKeepTheirFilesUntilASnapshotCoversThem) {
   config.segment_bytes = 2048;
   config.checkpoint_interval_bytes = 1 << 30;  // snapshots at rolls only
   config.flush_interval_messages = 0;          // acks=1 appends start no cycle
-  const test::PathPattern snapshots = test::PathPattern::Regex("\\.snapshot");
+  // The snapshot writes fail (their fsync) until the faults are cleared.
+  test::Fault snapshot_fault(test::FsOp::kSync, EIO);
+  snapshot_fault.path = test::PathPattern::Substring(".snapshot");
+  snapshot_fault.count = test::Fault::kForever;
   auto partition = OpenLeader(1, config);
   int32_t sequence = 0;
   int64_t last_producer_offset = -1;
@@ -571,11 +573,9 @@ TEST_F(PartitionTest, DeletedSegmentsKeepTheirFilesUntilASnapshotCoversThem) {
     return names;
   };
 
-  // The roll's cycle acknowledges the appends, then is held writing the
-  // snapshot that would cover the sealed segment.
-  fs().BlockSyncs(snapshots);
+  // The roll's snapshot at the new segment's base cannot be written.
+  fs().InjectFault(snapshot_fault);
   fill(2);
-  fs().WaitUntilBlockedSyncs(1);
   ASSERT_OK(partition->Append(Batch(), 1, Acks::kLeader).status());
   const SegmentSummary uncovered = partition->Segments().front();
   const int64_t target = partition->Segments().back().base_offset;
@@ -586,9 +586,11 @@ TEST_F(PartitionTest, DeletedSegmentsKeepTheirFilesUntilASnapshotCoversThem) {
   EXPECT_THAT(partition->Read(target - 1, 100, Isolation::kReadUncommitted),
               HasStorageError(StorageErrorCode::kOffsetOutOfRange));
   EXPECT_THAT(ListDir(), Contains(log_of(uncovered)));
-  // The snapshot becomes durable; the next acknowledgement comes from a
-  // cycle after that one, which deleted the files.
-  fs().ReleaseSyncs();
+  // The disk recovers: the next cycle writes the snapshot and deletes the
+  // files; the acknowledgement after it comes from a later cycle (one runs
+  // at a time), so the files are gone by then.
+  fs().ClearFaults();
+  AppendDurably(*partition, Batch());
   AppendDurably(*partition, Batch());
   for (const std::string& name : files_of(uncovered)) {
     EXPECT_THAT(ListDir(), Not(Contains(name)));
@@ -598,9 +600,8 @@ TEST_F(PartitionTest, DeletedSegmentsKeepTheirFilesUntilASnapshotCoversThem) {
   // roll's) and an uncovered one, and a power loss before the snapshot.
   fill(2);
   AppendDurably(*partition, Batch());
-  fs().BlockSyncs(snapshots);
+  fs().InjectFault(snapshot_fault);
   fill(3);
-  fs().WaitUntilBlockedSyncs(1);
   ASSERT_OK(partition->Append(Batch(), 1, Acks::kLeader).status());
   const std::vector<SegmentSummary> before = partition->Segments();
   const SegmentSummary& covered = before[0];
@@ -617,7 +618,7 @@ TEST_F(PartitionTest, DeletedSegmentsKeepTheirFilesUntilASnapshotCoversThem) {
   }
   EXPECT_THAT(ListDir(), Contains(log_of(waiting)));
   fs().Crash();
-  fs().ReleaseSyncs();  // the held snapshot sync fails: the crash took it
+  fs().ClearFaults();
   partition.reset();
 
   OpenReport report;

@@ -562,12 +562,11 @@ absl::StatusOr<LogStartAdvance> Partition::AdvanceLogStart(int64_t target) {
   }
   manifest_epochs_ = epochs;
   // The base snapshots of seals already durable, so that the segments they
-  // follow may go now rather than after the next cycle. Not if a cycle is
-  // writing snapshots: it takes the covered segments once it has (a slow
-  // disk never holds DeleteRecords up).
-  if (checkpoint_mu_.TryLock()) {
+  // follow go now rather than after the next cycle (after a snapshot write
+  // of a cycle under way: the segments it covers go below, too).
+  {
+    absl::MutexLock checkpoint_lock(&checkpoint_mu_);
     WriteDueBaseSnapshots(/*final=*/false);
-    checkpoint_mu_.Unlock();
   }
 
   LogStartAdvance advance;

@@ -279,7 +279,8 @@ void Partition::PersistAfterSync(const SyncPlan& plan) {
   SegmentList sealed;
   for (const PendingSeal& seal : plan.seals) sealed.push_back(seal.segment);
   const bool sealed_indexes_durable = PersistSealedIndexes(sealed);
-  if (!plan.seals.empty()) {
+  {
+    // This cycle's seals, and any that failed before (retried every cycle).
     absl::MutexLock checkpoint_lock(&checkpoint_mu_);
     WriteDueBaseSnapshots(/*final=*/false);
   }
@@ -574,21 +575,25 @@ void Partition::WriteDueBaseSnapshots(bool final) {
   }
   if (due.empty()) return;
   std::vector<int64_t> written;
+  std::vector<std::shared_ptr<const metadata::PartitionStateSnapshot>> failed;
   for (const auto& snapshot : due) {
     absl::Status status =
         metadata::WriteStateSnapshot(*runtime_.fs, dir_, *snapshot);
     if (status.ok()) {
       written.push_back(snapshot->offset());
     } else {
-      // The segments before this base then stay on disk (below the log
-      // start, unread) until a later base snapshot is written.
+      // Retried by the next writer; the segments before this base stay on
+      // disk (below the log start, unread) until it is written.
       LOG(WARNING) << dir_ << ": state snapshot at segment base "
                    << snapshot->offset() << " not written: " << status;
+      failed.push_back(snapshot);
     }
   }
   SegmentList covered;
   {
     absl::MutexLock lock(&mu_);
+    due_base_snapshots_.insert(due_base_snapshots_.begin(), failed.begin(),
+                               failed.end());
     snapshot_offsets_.insert(written.begin(), written.end());
     if (state_ != State::kClosed) covered = TakeCoveredAwaitingLocked();
   }
