@@ -201,6 +201,36 @@ TEST_F(FollowerTest, ATruncationToTheLogStartKeepsTheProducerState) {
   EXPECT_EQ(producers[0].last_sequence, 1);
 }
 
+// A segment that leaves the log (DeleteRecords) while its seal's fdatasync
+// is still under way lets go of its write lock at once: the reopen that
+// completes a truncation, which the engine runs while it still holds the old
+// partition object, locks the segments it finds for writing and would take
+// the old lock for another writer's (found by engine_opfuzz_test).
+TEST_F(FollowerTest, ASegmentDeletedBeforeItsSyncKeepsNoWriteLock) {
+  PartitionConfig config = SmallConfig();
+  config.segment_bytes = 1024;
+  config.flush_interval_messages = 0;  // acks=1 appends start no cycle
+  auto partition = OpenLeader(1, config);
+  // The roll's cycle is held in the sealed segment's fdatasync.
+  fs().BlockSyncs(test::PathPattern::Substring(LogFileName(1, 0)));
+  while (partition->Segments().size() < 2) {
+    ASSERT_OK(partition->Append(Batch(1, 100), 1, Acks::kLeader).status());
+  }
+  fs().WaitUntilBlockedSyncs(1);
+  const int64_t target = partition->Segments().back().base_offset;
+  ASSERT_OK(partition->DeleteRecords(target).status());
+  ASSERT_OK(partition->TakeOver(2, Role::kFollower).status());
+  ASSERT_OK_AND_ASSIGN(int64_t end, partition->PrepareTruncation(target, false));
+  EXPECT_EQ(end, target);
+  // The held cycle ends on a closed partition, which releases nothing.
+  fs().ReleaseSyncs();
+  // The old object is still alive, as in DiskEngine::Truncate.
+  std::shared_ptr<Partition> reopened = OpenFollower(2, config);
+  ASSERT_NE(reopened, nullptr);
+  EXPECT_EQ(reopened->LogStartOffset(), target);
+  EXPECT_EQ(reopened->LogEndOffset(), target);
+}
+
 // A truncation to the log start leaves no batch readable: the epochs
 // recovery learns from the batches it verifies are only those of batches
 // at or past the log start (DeleteRecords forgot the others), so no epoch

@@ -213,9 +213,11 @@ void Partition::CloseLocked(const absl::Status& waiter_error,
   }
   waiters_.clear();
   pending_seals_.clear();
-  for (const auto& segment : segments_) {
-    segment->ReleaseWriteHandle();
-    segment->DropReadState();
+  for (const SegmentList* list : {&segments_, &awaiting_snapshot_}) {
+    for (const auto& segment : *list) {
+      segment->ReleaseWriteHandle();
+      segment->DropReadState();
+    }
   }
 }
 
@@ -592,6 +594,10 @@ absl::StatusOr<LogStartAdvance> Partition::AdvanceLogStart(int64_t target) {
            segments_[keep_from + 1]->base_offset() <= log_start_offset_) {
       ++keep_from;
     }
+    // Out of the log, they are written no more: a seal still pending lets
+    // go of its write handle now (and of its lock, which would otherwise
+    // keep a later open of this directory out).
+    for (size_t i = 0; i < keep_from; ++i) segments_[i]->ReleaseWriteHandle();
     awaiting_snapshot_.insert(awaiting_snapshot_.end(), segments_.begin(),
                               segments_.begin() + keep_from);
     const int64_t first_kept = segments_[keep_from]->base_offset();
