@@ -24,9 +24,9 @@ absl::Status ReplayInternalTopic(
   KAAS_ASSIGN_OR_RETURN(int64_t offset, engine.LogStartOffset(tp));
   KAAS_ASSIGN_OR_RETURN(const int64_t end, engine.HighWatermark(tp));
   while (offset < end) {
-    KAAS_ASSIGN_OR_RETURN(ReadResult read,
-                          engine.Read(tp, offset, kReplayReadBytes,
-                                      Isolation::kReadUncommitted));
+    KAAS_ASSIGN_OR_RETURN(
+        ReadResult read,
+        engine.Read(tp, offset, kReplayReadBytes, Isolation::kReadUncommitted));
     if (read.batches == 0 || read.next_offset <= offset) break;
     // Owned: the records stay valid while they are applied.
     const std::string bytes(read.records);

@@ -236,7 +236,8 @@ absl::StatusOr<int64_t> DiskEngine::Truncate(const TopicPartition& tp,
 void DiskEngine::CarryBrokerHighWatermark(const TopicPartition& tp,
                                           int64_t before) {
   absl::StatusOr<std::shared_ptr<Partition>> partition = Led(tp);
-  if (!partition.ok() || !(*partition)->config().broker_managed_high_watermark) {
+  if (!partition.ok() ||
+      !(*partition)->config().broker_managed_high_watermark) {
     return;
   }
   absl::Status carried = (*partition)->SetHighWatermark(before);

@@ -381,7 +381,8 @@ TEST_P(EngineConformanceTest, BrokerManagedHighWatermarkBoundsConsumers) {
 // A follower's truncation keeps the broker's high watermark, lowered only
 // to the new log end (Kafka's truncateTo); a full truncation restarts it at
 // the new log start.
-TEST_P(EngineConformanceTest, ATruncationKeepsTheBrokerHighWatermarkUpToTheEnd) {
+TEST_P(EngineConformanceTest,
+       ATruncationKeepsTheBrokerHighWatermarkUpToTheEnd) {
   UseEngine(EngineSettings{.broker_managed_high_watermark = true});
   LeaderLog(kLeader, {Batch(1), Batch(1), Batch(1), Batch(1), Batch(1)}, 3);
   ASSERT_OK(engine().SetHighWatermark(kLeader, 5));

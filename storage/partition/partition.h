@@ -521,9 +521,10 @@ class Partition : public std::enable_shared_from_this<Partition> {
   metadata::PartitionStateSnapshot StateSnapshotLocked() const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Writes the due base snapshots and the snapshot, deletes the segments
-  // awaiting a snapshot that these cover, then writes the checkpoint. Skipped once the partition is
-  // closed unless `final` (Relinquish's own write). Returns whether both
-  // were written (a failure is logged: the next recovery scans more).
+  // awaiting a snapshot that these cover, then writes the checkpoint. Skipped
+  // once the partition is closed unless `final` (Relinquish's own write).
+  // Returns whether both were written (a failure is logged: the next recovery
+  // scans more).
   bool WriteCheckpointAndSnapshot(const metadata::RecoveryCheckpoint& cp,
                                   const metadata::PartitionStateSnapshot& snap,
                                   bool final = false);

@@ -289,7 +289,8 @@ TEST_F(PartitionTest, FdatasyncFailureStallsUntilAProbeSucceeds) {
 // indexes could not be made durable (an fdatasync failed), no checkpoint
 // passes it, and a power loss then rebuilds them by verifying the segment,
 // so timestamp lookups still find its records.
-TEST_F(PartitionTest, ACheckpointNeverPassesASealedSegmentWithoutDurableIndexes) {
+TEST_F(PartitionTest,
+       ACheckpointNeverPassesASealedSegmentWithoutDurableIndexes) {
   PartitionConfig config = SmallConfig();
   config.segment_bytes = 1024;
   config.checkpoint_interval_bytes = 1 << 30;  // checkpoints at rolls only

@@ -180,8 +180,8 @@ TEST_F(FollowerTest, ATruncationToTheLogStartKeepsTheProducerState) {
   PartitionConfig config = SmallConfig();
   auto partition = OpenLeader(1, config);
   AppendDurably(*partition, ProducerBatch(5, 0, 0, 2));  // [0, 2)
-  ASSERT_OK(partition->TakeOver(2).status());             // a roll at 2
-  AppendDurably(*partition, Batch(2), 2);                 // [2, 4)
+  ASSERT_OK(partition->TakeOver(2).status());            // a roll at 2
+  AppendDurably(*partition, Batch(2), 2);                // [2, 4)
   ASSERT_OK(partition->DeleteRecords(2).status());
   ASSERT_OK(partition->Relinquish());
   partition.reset();
@@ -220,7 +220,8 @@ TEST_F(FollowerTest, ASegmentDeletedBeforeItsSyncKeepsNoWriteLock) {
   const int64_t target = partition->Segments().back().base_offset;
   ASSERT_OK(partition->DeleteRecords(target).status());
   ASSERT_OK(partition->TakeOver(2, Role::kFollower).status());
-  ASSERT_OK_AND_ASSIGN(int64_t end, partition->PrepareTruncation(target, false));
+  ASSERT_OK_AND_ASSIGN(int64_t end,
+                       partition->PrepareTruncation(target, false));
   EXPECT_EQ(end, target);
   // The held cycle ends on a closed partition, which releases nothing.
   fs().ReleaseSyncs();
@@ -240,7 +241,8 @@ TEST_F(FollowerTest, ATruncationToTheLogStartKeepsNoEpochBelowIt) {
   auto partition = OpenLeader(1, config);
   for (int i = 0; i < 3; ++i) AppendDurably(*partition, Batch(2), 1);  // [0, 6)
   ASSERT_OK(partition->TakeOver(2).status());
-  for (int i = 0; i < 3; ++i) AppendDurably(*partition, Batch(2), 2);  // [6, 12)
+  for (int i = 0; i < 3; ++i)
+    AppendDurably(*partition, Batch(2), 2);  // [6, 12)
   ASSERT_OK(partition->DeleteRecords(8).status());
   EXPECT_EQ(partition->OffsetForLeaderEpoch(1).end_offset, 8)
       << "epoch 2 now starts at the log start";

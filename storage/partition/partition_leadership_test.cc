@@ -494,10 +494,9 @@ TEST_F(PartitionTest, DeletedSegmentsKeepTheirProducerStateWithoutACheckpoint) {
   {
     const std::vector<std::string> names = ListDir();
     EXPECT_THAT(names, Contains(metadata::SnapshotFileName(target)));
-    const auto first_log =
-        std::find_if(names.begin(), names.end(), [](const std::string& name) {
-          return absl::EndsWith(name, ".log");
-        });
+    const auto first_log = std::find_if(
+        names.begin(), names.end(),
+        [](const std::string& name) { return absl::EndsWith(name, ".log"); });
     ASSERT_NE(first_log, names.end());
     EXPECT_EQ(*first_log, LogFileName(1, target))
         << "the segments below the log start went";
@@ -522,14 +521,14 @@ TEST_F(PartitionTest, DeletedSegmentsKeepTheirProducerStateWithoutACheckpoint) {
 
 // The deferred half of the rule above: DeleteRecords while the newest
 // roll's state snapshot (at the new segment's base) cannot be written (its
-// fsync fails; later writes are not durable either). The log start moves at once and the segments leave the list at
-// once; the files of a segment followed by one with a durable snapshot at
-// its base go at once, but those of the other stay until that snapshot is
-// durable (recovery rebuilds producer state from them), and go with it. A
-// power loss in between recovers with the log start where DeleteRecords put
-// it and the producer's state replayed from the kept files; that open
-// writes the snapshot the replay took at the log start's segment base, then
-// deletes them.
+// fsync fails; later writes are not durable either). The log start moves at
+// once and the segments leave the list at once; the files of a segment followed
+// by one with a durable snapshot at its base go at once, but those of the other
+// stay until that snapshot is durable (recovery rebuilds producer state from
+// them), and go with it. A power loss in between recovers with the log start
+// where DeleteRecords put it and the producer's state replayed from the kept
+// files; that open writes the snapshot the replay took at the log start's
+// segment base, then deletes them.
 TEST_F(PartitionTest, DeletedSegmentsKeepTheirFilesUntilASnapshotCoversThem) {
   PartitionConfig config = SmallConfig();
   config.segment_bytes = 2048;

@@ -492,9 +492,9 @@ absl::StatusOr<RecoveredLog> PartitionRecovery::Run(
   }
   for (size_t i = 0; i < below; ++i) {
     if (i < droppable) {
-      KAAS_RETURN_IF_ERROR(Drop(
-          *segments[i], absl::StrCat("it lies below the log start offset ",
-                                     manifest.log_start_offset())));
+      KAAS_RETURN_IF_ERROR(
+          Drop(*segments[i], absl::StrCat("it lies below the log start offset ",
+                                          manifest.log_start_offset())));
       touched.erase(std::remove(touched.begin(), touched.end(), segments[i]),
                     touched.end());
     } else {
