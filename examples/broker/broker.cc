@@ -154,13 +154,16 @@ int32_t Broker::Impl::PartitionsOf(const std::string& topic, bool may_create,
     *error = kErrorUnknownTopicOrPartition;
     return 0;
   }
-  const int32_t partitions = CreateTopic(topic, config_.num_partitions, error);
+  const int32_t partitions =
+      CreateTopic(topic, config_.num_partitions, std::nullopt, error);
   if (*error == kErrorTopicAlreadyExists) *error = kErrorNone;
   return partitions;
 }
 
-int32_t Broker::Impl::CreateTopic(const std::string& topic, int32_t partitions,
-                                  int16_t* error) {
+int32_t Broker::Impl::CreateTopic(
+    const std::string& topic, int32_t partitions,
+    const std::optional<TopicConfigOverrides>& overrides, int16_t* error,
+    std::string* message) {
   absl::MutexLock create_lock(&create_mu_);
   {
     absl::MutexLock lock(&mu_);
@@ -168,6 +171,15 @@ int32_t Broker::Impl::CreateTopic(const std::string& topic, int32_t partitions,
     if (it != topics_.end()) {
       *error = kErrorTopicAlreadyExists;
       return it->second;
+    }
+  }
+  if (overrides.has_value()) {
+    absl::Status status = engine_.SetTopicConfig(topic, *overrides);
+    if (!status.ok()) {
+      LOG(ERROR) << "creating " << topic << ": " << status;
+      *error = ErrorCodeOf(status);
+      if (message != nullptr) *message = std::string(status.message());
+      return 0;
     }
   }
   for (int32_t p = 0; p < partitions; ++p) {

@@ -14,8 +14,10 @@
 #include "examples/broker/api_keys.h"
 #include "examples/broker/broker_impl.h"
 #include "examples/broker/messages.h"
+#include "examples/broker/topic_configs.h"
 #include "glog/logging.h"
 #include "storage/common/topic_name.h"
+#include "storage/engine/topic_config.h"
 
 namespace kaas::broker {
 
@@ -53,17 +55,26 @@ absl::Status Broker::Impl::HandleCreateTopics(const RequestPtr& request,
     } else if (!AssignmentsValid(topic, partitions)) {
       refuse(kErrorInvalidReplicaAssignment,
              "every partition must be assigned to this broker only");
-    } else if (!topic.configs.empty()) {
-      refuse(kErrorInvalidConfig, "topic configs are not served yet");
+    } else if (absl::StatusOr<TopicConfigOverrides> overrides =
+                   TopicConfigFromKafka(topic.configs);
+               !overrides.ok()) {
+      refuse(kErrorInvalidConfig, std::string(overrides.status().message()));
+    } else if (absl::Status valid = ValidateTopicConfig(topic.name, *overrides);
+               !valid.ok()) {
+      refuse(kErrorInvalidConfig, std::string(valid.message()));
     } else if (create.validate_only) {
       absl::MutexLock lock(&mu_);
       if (topics_.contains(topic.name)) {
         refuse(kErrorTopicAlreadyExists, "the topic exists");
       }
     } else {
-      CreateTopic(topic.name, partitions, &result.error_code);
+      std::string message;
+      CreateTopic(topic.name, partitions, *overrides, &result.error_code,
+                  &message);
       if (result.error_code == kErrorTopicAlreadyExists) {
         result.error_message = "the topic exists";
+      } else if (!message.empty()) {
+        result.error_message = std::move(message);
       }
     }
   }
@@ -118,6 +129,13 @@ absl::Status Broker::Impl::HandleDeleteTopics(const RequestPtr& request,
         LOG(ERROR) << "deleting " << name << "-" << p << ": " << status;
         result.error_code = ErrorCodeOf(status);
       }
+    }
+    // The topic's settings go with it: a topic auto-created later under
+    // the same name starts from the broker's defaults.
+    absl::Status status = engine_.SetTopicConfig(name, TopicConfigOverrides());
+    if (!status.ok()) {
+      LOG(ERROR) << "clearing the config of " << name << ": " << status;
+      result.error_code = ErrorCodeOf(status);
     }
     LOG(INFO) << "deleted topic " << name;
   }

@@ -110,9 +110,14 @@ class Broker::Impl {
 
   // Creates `topic` with `partitions` partitions and leads them; returns
   // the partition count (the existing one if it exists: see *error).
-  // Creation is serialised, outside the map's lock: it syncs directories.
+  // `overrides`, when set, become the topic's config first (an explicit
+  // CreateTopics sets them, `{}` included, so a recreated topic never
+  // inherits its predecessor's; auto-creation leaves the config as it is).
+  // *message, if not null, gets the reason of a refused config. Creation is
+  // serialised, outside the map's lock: it syncs directories.
   int32_t CreateTopic(const std::string& topic, int32_t partitions,
-                      int16_t* error);
+                      const std::optional<TopicConfigOverrides>& overrides,
+                      int16_t* error, std::string* message = nullptr);
 
   // Kafka's error for a partition of a topic, or none.
   int16_t PartitionError(const std::string& topic, int32_t partition,

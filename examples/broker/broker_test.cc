@@ -9,6 +9,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/synchronization/notification.h"
@@ -19,12 +20,14 @@
 #include "examples/broker/wire.h"
 #include "gtest/gtest.h"
 #include "storage/engine/memory_engine.h"
+#include "storage/engine/topic_config.h"
 #include "testing/batch_builder.h"
 #include "testing/status_matchers.h"
 
 namespace kaas::broker {
 namespace {
 
+using ::kaas::test::IsOkAndHolds;
 using ::kaas::test::StatusIs;
 
 // Generous: only a broken broker waits this long.
@@ -370,9 +373,10 @@ TEST_F(BrokerTest, MetadataCreatesTopicsAndNamesTheLeader) {
   EXPECT_EQ(*reader.Int32("leader_epoch"), 1);
 }
 
-std::string CreateTopicsBody(const std::string& name, int32_t partitions,
-                             int16_t replication, bool with_config = false,
-                             bool validate_only = false) {
+std::string CreateTopicsBody(
+    const std::string& name, int32_t partitions, int16_t replication,
+    const std::vector<std::pair<std::string, std::string>>& configs = {},
+    bool validate_only = false) {
   std::string body;
   WireWriter writer(&body);
   writer.ArrayLength(1);
@@ -380,10 +384,10 @@ std::string CreateTopicsBody(const std::string& name, int32_t partitions,
   writer.Int32(partitions);
   writer.Int16(replication);
   writer.ArrayLength(0);  // assignments
-  writer.ArrayLength(with_config ? 1 : 0);
-  if (with_config) {
-    writer.String("retention.ms");
-    writer.NullableString(std::string("1000"));
+  writer.ArrayLength(static_cast<int32_t>(configs.size()));
+  for (const auto& [key, value] : configs) {
+    writer.String(key);
+    writer.NullableString(value);
   }
   writer.Int32(10000);
   writer.Bool(validate_only);
@@ -415,14 +419,48 @@ TEST_F(BrokerTest, CreateTopicsCreatesOnceAndRefusesWhatOneBrokerCannotDo) {
             kErrorInvalidPartitions);
   EXPECT_EQ(CreateTopicsError(Body(Send(
                 kCreateTopics, 4,
-                CreateTopicsBody("configured", 1, 1, /*with_config=*/true)))),
-            kErrorInvalidConfig);
-  EXPECT_EQ(
-      CreateTopicsError(Body(
-          Send(kCreateTopics, 4,
-               CreateTopicsBody("dry", 1, -1, false, /*validate_only=*/true)))),
-      kErrorNone);
+                CreateTopicsBody("dry", 1, -1, {}, /*validate_only=*/true)))),
+            kErrorNone);
   EXPECT_FALSE(engine_.HighWatermark({"dry", 0}).ok());
+}
+
+TEST_F(BrokerTest, CreateTopicsKeepsTheTopicConfigsInTheEngine) {
+  EXPECT_EQ(CreateTopicsError(
+                Body(Send(kCreateTopics, 4,
+                          CreateTopicsBody("configured", 1, 1,
+                                           {{"retention.ms", "1000"},
+                                            {"cleanup.policy", "compact"}})))),
+            kErrorNone);
+  ASSERT_OK_AND_ASSIGN(std::optional<TopicConfigOverrides> config,
+                       engine_.GetTopicConfig("configured"));
+  ASSERT_TRUE(config.has_value());
+  EXPECT_EQ(config->retention_ms, 1000);
+  EXPECT_EQ(config->cleanup_policy, "compact");
+  // Without configs, a created topic gets `{}`: the broker's defaults.
+  Body(Send(kCreateTopics, 4, CreateTopicsBody("plain", 1, 1)));
+  EXPECT_THAT(engine_.GetTopicConfig("plain"),
+              IsOkAndHolds(
+                  std::optional<TopicConfigOverrides>(TopicConfigOverrides())));
+}
+
+TEST_F(BrokerTest, CreateTopicsRefusesAConfigItCannotHonour) {
+  // A key the broker does not serve, a value out of the engine's range, and
+  // either in a validate-only request: refused, nothing created.
+  for (bool validate_only : {false, true}) {
+    EXPECT_EQ(
+        CreateTopicsError(Body(
+            Send(kCreateTopics, 4,
+                 CreateTopicsBody("zipped", 1, 1, {{"compression.type", "lz4"}},
+                                  validate_only)))),
+        kErrorInvalidConfig);
+    EXPECT_EQ(CreateTopicsError(Body(
+                  Send(kCreateTopics, 4,
+                       CreateTopicsBody("tiny", 1, 1, {{"segment.bytes", "10"}},
+                                        validate_only)))),
+              kErrorInvalidConfig);
+  }
+  EXPECT_FALSE(engine_.HighWatermark({"zipped", 0}).ok());
+  EXPECT_FALSE(engine_.HighWatermark({"tiny", 0}).ok());
 }
 
 TEST_F(BrokerTest, DeleteTopicsRemovesEveryPartition) {
@@ -443,6 +481,21 @@ TEST_F(BrokerTest, DeleteTopicsRemovesEveryPartition) {
   EXPECT_EQ(*reader.String("name"), "never");
   EXPECT_EQ(*reader.Int16("error_code"), kErrorUnknownTopicOrPartition);
   EXPECT_FALSE(engine_.HighWatermark({"doomed", 1}).ok());
+}
+
+TEST_F(BrokerTest, DeleteTopicsClearsTheTopicConfig) {
+  Body(Send(kCreateTopics, 4,
+            CreateTopicsBody("doomed", 1, 1, {{"retention.ms", "1000"}})));
+  std::string body;
+  WireWriter writer(&body);
+  writer.ArrayLength(1);
+  writer.String("doomed");
+  writer.Int32(10000);
+  Body(Send(kDeleteTopics, 3, body));
+  // A topic auto-created later under the name starts from the defaults.
+  EXPECT_THAT(engine_.GetTopicConfig("doomed"),
+              IsOkAndHolds(
+                  std::optional<TopicConfigOverrides>(TopicConfigOverrides())));
 }
 
 TEST_F(BrokerTest, DeleteRecordsMovesTheLogStart) {

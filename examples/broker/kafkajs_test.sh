@@ -8,7 +8,9 @@
 #      exactly once; a new member of the group, after they left, reads only
 #      what was produced after their committed offsets;
 #   3. a transactional (idempotent) producer commits two transactions and
-#      aborts one; a read_committed consumer sees only the committed records.
+#      aborts one; a read_committed consumer sees only the committed records;
+#   4. admin createTopics with configs: kept in the topic's .config.json; one
+#      the broker does not serve refused with INVALID_CONFIG.
 # node_modules comes from `./dev setup` (run by `./dev test`), which installs
 # the lock file with `npm ci` into ~/.cache/kaas-storage-npm/kafkajs-<hash>;
 # the test never reaches the network. KAFKAJS_DEBUG=1 (--test_env) turns on
@@ -33,7 +35,7 @@ mkdir -p "$work"
 source "$runfiles/examples/broker/broker_testlib.sh"
 
 start_broker
-for section in produce group txn; do
+for section in produce group txn admin; do
   NODE_PATH="$modules" KAFKAJS_NO_PARTITIONER_WARNING=1 \
     timeout 300 node "$client" "$BOOTSTRAP" "$section" \
     >"$work/$section.out" 2>>"$work/kafkajs.err" || {
@@ -42,4 +44,9 @@ for section in produce group txn; do
   }
   cat "$work/$section.out"
 done
+config="$data/kafkajs-configured/.config.json"
+grep -q '"retentionMs": *"\?86400000' "$config" &&
+  grep -q '"cleanupPolicy": *"compact,delete"' "$config" ||
+  fail "the topic's configs are not in $config: $(cat "$config" 2>&1)"
+echo "ok: the engine keeps them in $config"
 stop_broker

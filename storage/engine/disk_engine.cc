@@ -475,13 +475,6 @@ absl::StatusOr<std::string> DiskEngine::PartitionLogDir(
   return where.log_dir->name;
 }
 
-absl::StatusOr<std::optional<TopicConfigOverrides>> DiskEngine::GetTopicConfig(
-    absl::string_view topic) {
-  KAAS_ASSIGN_OR_RETURN(Resolved where,
-                        EnsureStorageError(Resolve({std::string(topic), 0})));
-  return EnsureStorageError(ReadTopicConfig(*fs_, fs::Dirname(where.dir)));
-}
-
 absl::Status DiskEngine::FenceProducerEpoch(int64_t producer_id,
                                             int16_t producer_epoch) {
   KAAS_RETURN_IF_ERROR(CheckWritable("FenceProducerEpoch"));
@@ -525,16 +518,6 @@ int DiskEngine::StalledPartitions() {
 
 // ---- RetentionHost
 // -----------------------------------------------------------
-
-absl::Status DiskEngine::ReloadTopicConfig(const TopicPartition& tp) {
-  KAAS_ASSIGN_OR_RETURN(std::shared_ptr<Partition> partition, Led(tp));
-  KAAS_ASSIGN_OR_RETURN(PartitionConfig config, EffectiveConfig(tp));
-  if (config != partition->config()) {
-    LOG(INFO) << tp.ToString() << ": topic config changed; applying it";
-    return partition->SetConfig(config);
-  }
-  return absl::OkStatus();
-}
 
 absl::StatusOr<RetentionView> DiskEngine::DescribeForRetention(
     const TopicPartition& tp) {

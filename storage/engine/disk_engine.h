@@ -179,6 +179,8 @@ class DiskEngine final : public StorageEngine,
       const TopicPartition& tp, absl::string_view log_dir) override;
   absl::StatusOr<std::optional<TopicConfigOverrides>> GetTopicConfig(
       absl::string_view topic) override;
+  absl::Status SetTopicConfig(absl::string_view topic,
+                              const TopicConfigOverrides& overrides) override;
   absl::Status FenceProducerEpoch(int64_t producer_id,
                                   int16_t producer_epoch) override;
   int StalledPartitions() override;

@@ -1,6 +1,9 @@
 // DiskEngine: topic config overrides, the identity gate, persistent producer
 // fences, corrupt metadata files.
+#include <unistd.h>
+
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "absl/strings/match.h"
@@ -10,6 +13,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "storage/engine/disk_engine_testlib.h"
+#include "storage/engine/topic_config.h"
 #include "storage/engine/topic_identity.h"
 #include "storage/metadata/partition_files.h"
 #include "testing/batch_builder.h"
@@ -75,6 +79,63 @@ TEST_F(MetadataTest, InvalidTopicConfigIsALoudTypedError) {
   EXPECT_EQ(config->retention_ms, 60000);
   EXPECT_OK(engine->CreatePartition(kTp));
   EXPECT_OK(engine->TakeOver(kTp, 1).status());
+}
+
+TEST_F(MetadataTest, SetTopicConfigWritesEveryLogDirAndAppliesToLedPartitions) {
+  auto engine = NewEngine({"fast", "bulk"});
+  ASSERT_OK(engine->TakeOver(kTp, 1).status());
+  TopicConfigOverrides overrides;
+  overrides.segment_bytes = 4096;
+  overrides.retention_ms = -1;
+  ASSERT_OK(engine->SetTopicConfig("orders", overrides));
+  // In every log dir, so a partition placed or moved anywhere reads it.
+  for (const std::string& root :
+       {data_dir(), ExtraDir("fast"), ExtraDir("bulk")}) {
+    EXPECT_THAT(ReadTopicConfig(fs(), fs::JoinPath(root, "orders")),
+                IsOkAndHolds(std::optional<TopicConfigOverrides>(overrides)))
+        << root;
+  }
+  ASSERT_OK_AND_ASSIGN(RetentionView view, engine->DescribeForRetention(kTp));
+  EXPECT_EQ(view.config.segment_bytes, 4096u);
+  EXPECT_EQ(view.config.retention_ms, std::nullopt);
+  // Empty overrides: back to the engine defaults (a recreated topic does
+  // not inherit its predecessor's settings).
+  ASSERT_OK(engine->SetTopicConfig("orders", TopicConfigOverrides()));
+  ASSERT_OK_AND_ASSIGN(view, engine->DescribeForRetention(kTp));
+  EXPECT_EQ(view.config.segment_bytes, SmallConfig().segment_bytes);
+  EXPECT_EQ(view.config.retention_ms, SmallConfig().retention_ms);
+  EXPECT_THAT(engine->GetTopicConfig("orders"),
+              IsOkAndHolds(
+                  std::optional<TopicConfigOverrides>(TopicConfigOverrides())));
+}
+
+TEST_F(MetadataTest, SetTopicConfigRefusesAnInvalidValueAndWritesNothing) {
+  auto engine = NewEngine();
+  TopicConfigOverrides overrides;
+  overrides.segment_bytes = 100;  // below the minimum 1024
+  EXPECT_THAT(engine->SetTopicConfig("orders", overrides),
+              HasStorageErrorWithMessage(StorageErrorCode::kInvalidConfig,
+                                         HasSubstr("segmentBytes")));
+  EXPECT_THAT(fs().Exists(fs::JoinPath(data_dir(), "orders")),
+              IsOkAndHolds(false));
+}
+
+TEST_F(MetadataTest, SetTopicConfigRefusesALinkAndNeverWritesThroughIt) {
+  const std::string outside = fs::JoinPath(ExtraDir("outside"), "victim");
+  ASSERT_OK(fs::CreateDirsDurably(fs(), ExtraDir("outside")));
+  ASSERT_OK(fs::WriteStringToFile(fs(), outside, "keep me"));
+  ASSERT_OK(fs::CreateDirsDurably(fs(), fs::JoinPath(data_dir(), "orders")));
+  ASSERT_EQ(
+      symlink(outside.c_str(),
+              fs::JoinPath(data_dir(), "orders", kTopicConfigFileName).c_str()),
+      0);
+  auto engine = NewEngine();
+  TopicConfigOverrides overrides;
+  overrides.retention_ms = 60000;
+  EXPECT_THAT(engine->SetTopicConfig("orders", overrides),
+              HasStorageErrorWithMessage(StorageErrorCode::kStorageError,
+                                         HasSubstr("symbolic link")));
+  EXPECT_THAT(fs::ReadWholeFile(fs(), outside), IsOkAndHolds("keep me"));
 }
 
 TEST_F(MetadataTest, IdentityGateRefusesAStaleDirectoryAndCreatesNothing) {

@@ -351,7 +351,20 @@ absl::StatusOr<std::string> MemoryEngine::MovePartitionToLogDir(
 absl::StatusOr<std::optional<TopicConfigOverrides>>
 MemoryEngine::GetTopicConfig(absl::string_view topic) {
   KAAS_RETURN_IF_ERROR(ValidateTopicName(topic));
-  return std::nullopt;
+  absl::MutexLock lock(&topic_configs_mu_);
+  auto it = topic_configs_.find(topic);
+  if (it == topic_configs_.end()) return std::nullopt;
+  return it->second;
+}
+
+absl::Status MemoryEngine::SetTopicConfig(
+    absl::string_view topic, const TopicConfigOverrides& overrides) {
+  KAAS_RETURN_IF_ERROR(ValidateTopicName(topic));
+  // The disk engine's validation, so both engines refuse the same configs.
+  KAAS_RETURN_IF_ERROR(ValidateTopicConfig(topic, overrides));
+  absl::MutexLock lock(&topic_configs_mu_);
+  topic_configs_[topic] = overrides;
+  return absl::OkStatus();
 }
 
 absl::Status MemoryEngine::ReloadTopicConfig(const TopicPartition& tp) {

@@ -48,7 +48,8 @@
 //   * No segments: PartitionSize is the bytes of the batches stored.
 //     DeleteRecords frees every batch that ends below the new log start at
 //     once (the disk engine frees whole closed segments only).
-//   * No topic config files: GetTopicConfig is always nullopt; every
+//   * No topic config files: GetTopicConfig returns what SetTopicConfig
+//     last set (nullopt before), which no partition applies; every
 //     partition uses Options::partition_config, of which only segment_bytes
 //     (kRecordListTooLarge), max_message_bytes (kMessageTooLarge) and
 //     validate_records apply.
@@ -175,6 +176,8 @@ class MemoryEngine final : public StorageEngine {
       const TopicPartition& tp, absl::string_view log_dir) override;
   absl::StatusOr<std::optional<TopicConfigOverrides>> GetTopicConfig(
       absl::string_view topic) override;
+  absl::Status SetTopicConfig(absl::string_view topic,
+                              const TopicConfigOverrides& overrides) override;
   // No config files: the partition keeps the engine's config.
   absl::Status ReloadTopicConfig(const TopicPartition& tp) override;
   absl::Status FenceProducerEpoch(int64_t producer_id,
@@ -226,6 +229,12 @@ class MemoryEngine final : public StorageEngine {
   absl::Mutex partitions_mu_;
   absl::flat_hash_map<TopicPartition, PartitionPtr> partitions_
       ABSL_GUARDED_BY(partitions_mu_);
+
+  // What SetTopicConfig was given, per topic (kept and returned, not
+  // applied: see the class comment).
+  absl::Mutex topic_configs_mu_;
+  absl::flat_hash_map<std::string, TopicConfigOverrides> topic_configs_
+      ABSL_GUARDED_BY(topic_configs_mu_);
 };
 
 }  // namespace kaas

@@ -140,9 +140,21 @@ TEST_F(MemoryEngineTest, ReadsOutliveTheBatchesTheyReturned) {
   EXPECT_TRUE(SameBatchButForLeaderFields(std::string(read.records), batch));
 }
 
-TEST_F(MemoryEngineTest, HasNoTopicConfig) {
+TEST_F(MemoryEngineTest, KeepsTheTopicConfigItIsGiven) {
   MemoryEngine engine;
   EXPECT_THAT(engine.GetTopicConfig("orders"), IsOkAndHolds(std::nullopt));
+  TopicConfigOverrides overrides;
+  overrides.retention_ms = 60000;
+  ASSERT_OK(engine.SetTopicConfig("orders", overrides));
+  EXPECT_THAT(engine.GetTopicConfig("orders"),
+              IsOkAndHolds(std::optional<TopicConfigOverrides>(overrides)));
+  // Validated as the disk engine validates a config file.
+  overrides.retention_ms = -5;
+  EXPECT_THAT(engine.SetTopicConfig("orders", overrides),
+              HasStorageError(StorageErrorCode::kInvalidConfig));
+  EXPECT_THAT(engine.GetTopicConfig("orders"),
+              IsOkAndHolds(std::optional<TopicConfigOverrides>(
+                  TopicConfigOverrides{.retention_ms = 60000})));
 }
 
 TEST_F(MemoryEngineTest, AppliesTheConfiguredBatchLimits) {

@@ -322,6 +322,21 @@ class StorageEngine {
   virtual absl::StatusOr<std::optional<TopicConfigOverrides>> GetTopicConfig(
       absl::string_view topic) = 0;
 
+  // Sets the topic's overrides (Kafka CreateTopics configs): writes them as
+  // the topic's `.config.json` into its topic dir in every log dir (created
+  // if missing), each durably and all or nothing, so a partition placed or
+  // moved to any of them finds the same config; then applies them to every
+  // partition of the topic led here. Empty `overrides` (`{}`) means the
+  // engine defaults, so a deleted and recreated topic does not inherit its
+  // predecessor's settings. The overrides are validated first, as a file
+  // would be. Blocking. Errors: kInvalidConfig naming the field (nothing
+  // written), kInvalidRequest (read-only engine), kStorageError naming the
+  // log dir that failed (others may hold the new file: a retry is safe)
+  // or naming each led partition that could not apply it (the files are
+  // written; it applies at the partition's next reload or take-over).
+  virtual absl::Status SetTopicConfig(
+      absl::string_view topic, const TopicConfigOverrides& overrides) = 0;
+
   // Re-reads the topic's `.config.json` and applies the engine default
   // overlaid with its overrides to the partition taken over here (a
   // removed override reverts to the default; retention runs this each

@@ -303,6 +303,13 @@ PartitionConfig ApplyTopicConfig(const PartitionConfig& engine_default,
   return config;
 }
 
+absl::Status ValidateTopicConfig(absl::string_view topic,
+                                 const TopicConfigOverrides& overrides) {
+  return ParseTopicConfigJson(TopicConfigToJson(overrides),
+                              absl::StrCat(topic, "/", kTopicConfigFileName))
+      .status();
+}
+
 absl::StatusOr<std::optional<TopicConfigOverrides>> ReadTopicConfig(
     fs::FileSystem& fs, const std::string& topic_dir) {
   const std::string path = fs::JoinPath(topic_dir, kTopicConfigFileName);

@@ -1,7 +1,7 @@
 // File: storage/engine/topic_config.h
 //
-// Per-topic configuration overrides, read from the operator-written
-// `<root>/<topic>/.config.json`, e.g.
+// Per-topic configuration overrides, read from `<root>/<topic>/.config.json`
+// (written by an operator, or by StorageEngine::SetTopicConfig), e.g.
 //
 //   {"retentionMs": 86400000, "segmentBytes": 268435456,
 //    "cleanupPolicy": "compact,delete"}
@@ -75,6 +75,12 @@ absl::StatusOr<TopicConfigOverrides> ParseTopicConfigJson(
 
 // The canonical JSON of `overrides` (only set keys, camelCase).
 std::string TopicConfigToJson(const TopicConfigOverrides& overrides);
+
+// OK if `overrides` is what ParseTopicConfigJson accepts (its canonical
+// JSON parses back), else its error, naming `<topic>/.config.json` and the
+// field: what an engine checks before writing a topic's config.
+absl::Status ValidateTopicConfig(absl::string_view topic,
+                                 const TopicConfigOverrides& overrides);
 
 // `engine_default` overlaid with `overrides` (as ParseTopicConfigJson
 // validates them): retentionMs / retentionBytes -1 become nullopt (keep

@@ -1,5 +1,5 @@
 // kafkajs against kaas-broker (run by ../kafkajs_test.sh):
-//   node kafkajs_client.js BOOTSTRAP produce|group|txn
+//   node kafkajs_client.js BOOTSTRAP produce|group|txn|admin
 // Prints "ok: ..." lines and exits 0, or prints "FAIL: ..." and exits 1.
 // No sleeps: every wait is on an event (a group join, a message count) with
 // a timeout.
@@ -244,7 +244,46 @@ async function txn() {
   console.log('ok: a read_committed consumer saw exactly the 10 committed records');
 }
 
-const sections = {produce, group, txn};
+// Topic configs: kept by the engine (the shell checks the topic's
+// .config.json), and a config the broker cannot honour refused.
+async function admin() {
+  const admin = kafka.admin();
+  await admin.connect();
+  await admin.createTopics({
+    topics: [{
+      topic: 'kafkajs-configured',
+      numPartitions: 1,
+      configEntries: [
+        {name: 'retention.ms', value: '86400000'},
+        {name: 'cleanup.policy', value: 'compact,delete'},
+      ],
+    }],
+  });
+  console.log('ok: admin created kafkajs-configured with retention.ms and ' +
+              'cleanup.policy');
+  let refused = null;
+  try {
+    await admin.createTopics({
+      topics: [{
+        topic: 'kafkajs-zipped',
+        configEntries: [{name: 'compression.type', value: 'lz4'}],
+      }],
+    });
+  } catch (err) {
+    refused = err;
+  }
+  const errors = refused && refused.errors || [];
+  if (errors.length !== 1 || errors[0].type !== 'INVALID_CONFIG') {
+    fail(`compression.type was not refused with INVALID_CONFIG: ${refused}`);
+  }
+  const topics = await admin.listTopics();
+  if (topics.includes('kafkajs-zipped')) fail('the refused topic exists');
+  console.log('ok: a config the broker does not serve is refused ' +
+              `(INVALID_CONFIG: ${errors[0].message})`);
+  await admin.disconnect();
+}
+
+const sections = {produce, group, txn, admin};
 if (!sections[section]) fail(`unknown section ${section}`);
 const guard = setTimeout(() => fail(`${section} took more than 240 s`), 240000);
 sections[section]().then(() => {

@@ -4,8 +4,9 @@
 // engine layer that opens files (the capability of fs/file_opener.h; the
 // rest of the engine, like the partition layer, has directory operations
 // only). What goes through here:
-//   * the operator-written topic files (<topic>/.config.json,
-//     <topic>/.topic-id.json): read, and carried by a move;
+//   * the topic files (<topic>/.config.json, <topic>/.topic-id.json),
+//     operator-written or (the config) written by SetTopicConfig: read,
+//     written, and carried by a move;
 //   * the topic identity stamp, written when a topic is stamped;
 //   * the move marker (.moving-to): written and read;
 //   * the durable copy of a partition dir during a move.
