@@ -43,6 +43,12 @@ struct ScenarioContext {
   std::string self_executable;
 };
 
+// A context on the real filesystem over the existing directory `root`, for
+// a benchmark outside this package that runs one of these scenarios beside
+// its own (the broker's, examples/broker/broker_bench.cc).
+ScenarioContext RealFileSystemContext(std::string root, absl::Duration warmup,
+                                      absl::Duration window);
+
 // How the child of (d) writes and ends.
 enum class ReopenCase {
   kCleanClose,           // flush never, relinquished

@@ -2,6 +2,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -11,6 +12,7 @@
 #include "bench/raw_baselines.h"
 #include "bench/scenarios.h"
 #include "fs/fs_util.h"
+#include "fs/posix_file_system.h"
 
 namespace kaas::bench {
 namespace {
@@ -74,6 +76,16 @@ absl::StatusOr<SyncedAppendRate> ProbeSyncedAppends(
 }
 
 }  // namespace
+
+ScenarioContext RealFileSystemContext(std::string root, absl::Duration warmup,
+                                      absl::Duration window) {
+  ScenarioContext context;
+  context.fs = fs::PosixFileSystem::Default();
+  context.root = std::move(root);
+  context.warmup = warmup;
+  context.window = window;
+  return context;
+}
 
 BenchRow RunAcksAllThroughput(const ScenarioContext& context,
                               const BatchShape& shape, int producers) {

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# broker_bench (the broker rows of ./dev bench) runs end to end in short
+# windows: both producer setups produce through a kaas-broker child and get
+# an engine-only row of their batches; the JSON has every field, the capped
+# setup's batches are the 16 records it asks for, and the bench leaves
+# nothing behind. Figures are not checked (performance lives in the bench).
+set -euo pipefail
+
+runfiles="$TEST_SRCDIR/$TEST_WORKSPACE"
+bench="$runfiles/examples/broker/broker_bench"
+broker="$runfiles/examples/broker/kaas-broker"
+out="$TEST_TMPDIR/bench.json"
+data="$TEST_TMPDIR/data"
+mkdir -p "$data"
+
+fail() {
+  echo "FAIL: $*"
+  cat "$out" 2>/dev/null || true
+  exit 1
+}
+
+"$bench" --broker="$broker" --data_dir="$data" --seconds=0.5 \
+  --warmup_seconds=0.1 --format=json >"$out" || fail "broker_bench exited with $?"
+cat "$out"
+for field in producer in_flight records_per_batch broker_records_per_s \
+  broker_mb_per_s engine_records_per_batch engine_records_per_s \
+  engine_mb_per_s ratio; do
+  [[ "$(grep -o "\"$field\":" "$out" | wc -l)" == 2 ]] || fail "field $field not in both rows"
+done
+grep -q '"producer": "16 per batch", "in_flight": 5, "records_per_batch": 16.0' "$out" ||
+  fail "the capped setup's batches are not of 16 records"
+grep -q '"ratio": 0.000' "$out" && fail "a row measured nothing"
+[[ -z "$(ls -A "$data")" ]] || fail "left behind: $(ls -A "$data")"
+echo "ok: broker_bench ran both rows"
