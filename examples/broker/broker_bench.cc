@@ -1,20 +1,25 @@
 // File: examples/broker/broker_bench.cc
 //
 // The broker rows of `./dev bench`: a librdkafka producer (acks=all,
-// idempotent, 1,008-byte records, 5 requests in flight: its idempotent
-// maximum) against a kaas-broker child on loopback, each beside an
-// engine-only acks=all row of the same batches at the same concurrency,
-// measured in the same run:
+// idempotent, 1,008-byte records, max.in.flight 5: its idempotent maximum)
+// against a kaas-broker child on loopback, each beside an engine-only
+// acks=all row of the same batches at the same concurrency, measured in the
+// same run:
 //
 //   broker       one producer writing to one partition as fast as its queue
 //                takes records, with librdkafka's default batching (a
 //                batch per request of whatever accumulated) and, second,
 //                with batches capped at 16 records (the workload's 16KiB
 //                batch: many more requests for the same bytes);
-//   engine-only  bench::RunAcksAllThroughput with 5 producers appending
-//                batches of the mean record count librdkafka reported for
-//                the broker row (its statistics' batchcnt), 1,008-byte
-//                values as the workload's.
+//   engine-only  bench::RunAcksAllThroughput with as many producers as the
+//                broker row had requests in flight and batches of the mean
+//                record count it sent, both from librdkafka's statistics
+//                (waitresp_cnt, batchcnt), 1,008-byte values as the
+//                workload's. The concurrency is measured, not assumed:
+//                librdkafka 2.0.2's idempotent producer counts its 5-request
+//                budget per partition in messages (rktp_msgs_inflight in
+//                rd_kafka_toppar_producer_serve), so with 5 or more records
+//                per batch it keeps one request in flight.
 //
 // Both are counted in records per second over the same window after the
 // same warm-up; MB/s are record value bytes (10^6). The ratio broker /
@@ -70,7 +75,7 @@ ABSL_FLAG(std::string, extra_producer_config, "",
 namespace kaas::broker {
 namespace {
 
-constexpr int kInFlight = 5;  // librdkafka's idempotent maximum
+constexpr int kMaxInFlight = 5;  // librdkafka's idempotent maximum
 constexpr int kValueBytes = bench::kBatch16KiB.value_bytes;
 
 // How the producer batches: librdkafka's default, or capped (per batch).
@@ -82,8 +87,10 @@ struct ProducerSetup {
 struct BrokerRow {
   double records_per_s = 0;
   double mb_per_s = 0;
-  // The mean records per batch librdkafka reported (0: no statistics).
+  // The means librdkafka reported: records per batch (0: no statistics)
+  // and requests in flight.
   double records_per_batch = 0;
+  double requests_in_flight = 0;
   std::optional<std::string> error;
 };
 
@@ -95,8 +102,10 @@ struct ProducerState {
   int64_t in_window = 0;
   int64_t failed = 0;
   std::string first_error;
-  // The mean records per batch of each statistics report in the window.
+  // Over the statistics reports in the window: the sums of their mean
+  // records per batch and of their requests in flight.
   double batch_records_sum = 0;
+  double in_flight_sum = 0;
   int batch_reports = 0;
 };
 
@@ -124,12 +133,26 @@ double MeanRecordsPerBatch(const std::string& statistics) {
   return std::atof(statistics.c_str() + avg + 6);
 }
 
+// The requests awaiting a response, summed over every broker connection
+// ("waitresp_cnt" of each entry of "brokers").
+int RequestsInFlight(const std::string& statistics) {
+  int total = 0;
+  for (size_t at = statistics.find("\"waitresp_cnt\":");
+       at != std::string::npos;
+       at = statistics.find("\"waitresp_cnt\":", at + 1)) {
+    total += std::atoi(statistics.c_str() + at + 15);
+  }
+  return total;
+}
+
 int OnStatistics(rd_kafka_t*, char* json, size_t json_len, void* opaque) {
   auto* state = static_cast<ProducerState*>(opaque);
   const absl::Time now = absl::Now();
-  const double mean = MeanRecordsPerBatch(std::string(json, json_len));
+  const std::string statistics(json, json_len);
+  const double mean = MeanRecordsPerBatch(statistics);
   if (now >= state->window_start && now < state->window_end && mean > 0) {
     state->batch_records_sum += mean;
+    state->in_flight_sum += RequestsInFlight(statistics);
     ++state->batch_reports;
   }
   return 0;  // librdkafka frees `json`
@@ -142,7 +165,7 @@ absl::StatusOr<rd_kafka_t*> NewProducer(const std::string& bootstrap,
       {"bootstrap.servers", bootstrap},
       {"acks", "all"},
       {"enable.idempotence", "true"},
-      {"max.in.flight.requests.per.connection", absl::StrCat(kInFlight)},
+      {"max.in.flight.requests.per.connection", absl::StrCat(kMaxInFlight)},
       {"compression.type", "none"},
       // Often enough for several reports in a short window.
       {"statistics.interval.ms", "100"}};
@@ -243,6 +266,7 @@ BrokerRow RunBrokerRow(const std::string& broker_binary, const std::string& dir,
     row.mb_per_s = row.records_per_s * kValueBytes / 1e6;
     if (state.batch_reports > 0) {
       row.records_per_batch = state.batch_records_sum / state.batch_reports;
+      row.requests_in_flight = state.in_flight_sum / state.batch_reports;
     }
     if (kill(broker->pid(), SIGTERM) != 0) {
       return absl::InternalError("cannot SIGTERM the broker");
@@ -266,6 +290,7 @@ struct Comparison {
   ProducerSetup setup;
   BrokerRow broker;
   int engine_records_per_batch = 0;
+  int engine_producers = 0;
   double engine_records_per_s = 0;
   std::optional<std::string> engine_error;
 
@@ -296,15 +321,17 @@ Comparison Compare(const ProducerSetup& setup, const std::string& broker_binary,
   if (result.broker.error.has_value()) return result;
   result.engine_records_per_batch =
       std::max(1, static_cast<int>(result.broker.records_per_batch + 0.5));
+  result.engine_producers =
+      std::max(1, static_cast<int>(result.broker.requests_in_flight + 0.5));
   const std::string shape_name =
       absl::StrCat(result.engine_records_per_batch, "x1008B");
   const bench::BatchShape shape{shape_name, result.engine_records_per_batch,
                                 kValueBytes};
-  std::cerr << "[broker bench] engine-only " << shape_name << " P=" << kInFlight
-            << "\n";
+  std::cerr << "[broker bench] engine-only " << shape_name
+            << " P=" << result.engine_producers << "\n";
   const bench::BenchRow engine = bench::RunAcksAllThroughput(
       bench::RealFileSystemContext(root.string(), warmup, window), shape,
-      kInFlight);
+      result.engine_producers);
   result.engine_records_per_s =
       engine.batches_per_s.value_or(0) * result.engine_records_per_batch;
   result.engine_error = engine.error;
@@ -313,17 +340,18 @@ Comparison Compare(const ProducerSetup& setup, const std::string& broker_binary,
 
 std::string RenderTable(const std::vector<Comparison>& comparisons) {
   std::string out = absl::StrFormat(
-      "\n(k) the broker path: librdkafka acks=all idempotent, 1,008-byte "
-      "records, %d requests in flight, one partition; engine-only: the same "
-      "batches, P=%d (records/s; MB/s of values)\n"
-      "  %-22s %9s %12s %8s %12s %8s %7s\n",
-      kInFlight, kInFlight, "producer batching", "rec/batch", "broker rec/s",
+      "\n(k) the broker path: librdkafka acks=all idempotent (max.in.flight "
+      "%d), 1,008-byte records, one partition; engine-only: the same batches "
+      "at the same concurrency (records/s; MB/s of values)\n"
+      "  %-14s %9s %9s %12s %8s %12s %8s %7s\n",
+      kMaxInFlight, "batching", "rec/batch", "in flight", "broker rec/s",
       "MB/s", "engine rec/s", "MB/s", "ratio");
   for (const Comparison& c : comparisons) {
     absl::StrAppendFormat(
-        &out, "  %-22s %9.1f %12.0f %8.1f %12.0f %8.1f %6.2fx\n", c.setup.name,
-        c.broker.records_per_batch, c.broker.records_per_s, c.broker.mb_per_s,
-        c.engine_records_per_s, c.engine_mb_per_s(), c.ratio());
+        &out, "  %-14s %9.1f %9.2f %12.0f %8.1f %12.0f %8.1f %6.2fx\n",
+        c.setup.name, c.broker.records_per_batch, c.broker.requests_in_flight,
+        c.broker.records_per_s, c.broker.mb_per_s, c.engine_records_per_s,
+        c.engine_mb_per_s(), c.ratio());
   }
   return out;
 }
@@ -334,14 +362,15 @@ std::string RenderJson(const std::vector<Comparison>& comparisons) {
     const Comparison& c = comparisons[i];
     absl::StrAppendFormat(
         &out,
-        "%s{\"producer\": \"%s\", \"in_flight\": %d, "
-        "\"records_per_batch\": %.1f, \"broker_records_per_s\": %.0f, "
+        "%s{\"producer\": \"%s\", \"records_per_batch\": %.1f, "
+        "\"requests_in_flight\": %.2f, \"broker_records_per_s\": %.0f, "
         "\"broker_mb_per_s\": %.1f, \"engine_records_per_batch\": %d, "
-        "\"engine_records_per_s\": %.0f, \"engine_mb_per_s\": %.1f, "
-        "\"ratio\": %.3f}",
-        i == 0 ? "" : ", ", c.setup.name, kInFlight, c.broker.records_per_batch,
-        c.broker.records_per_s, c.broker.mb_per_s, c.engine_records_per_batch,
-        c.engine_records_per_s, c.engine_mb_per_s(), c.ratio());
+        "\"engine_producers\": %d, \"engine_records_per_s\": %.0f, "
+        "\"engine_mb_per_s\": %.1f, \"ratio\": %.3f}",
+        i == 0 ? "" : ", ", c.setup.name, c.broker.records_per_batch,
+        c.broker.requests_in_flight, c.broker.records_per_s, c.broker.mb_per_s,
+        c.engine_records_per_batch, c.engine_producers, c.engine_records_per_s,
+        c.engine_mb_per_s(), c.ratio());
   }
   return out + "]}\n";
 }
