@@ -101,6 +101,7 @@ DataDirCheck CheckDataDir(DiskEngine& engine, const std::string& data_dir) {
         name == metadata::kProducerFencesCopyFileName) {
       continue;  // read by the engine's start-up (StartUpProblems above)
     }
+    if (name == metadata::kProducerFencesLockFileName) continue;  // a lock
     absl::StatusOr<fs::FileInfo> info = fs.Stat(path);
     if (info.ok() && info->is_directory && ValidateTopicName(name).ok()) {
       CheckTopicDir(engine, name, path, &check);

@@ -273,6 +273,12 @@ absl::StatusOr<int64_t> DiskEngine::TakeOverLocked(const TopicPartition& tp,
     partition->Abandon();
     return log_end.status();
   }
+  // Another engine sharing the data dir may have fenced producers since
+  // this one loaded the record: re-read it, so this partition refuses them.
+  if (absl::Status refreshed = fences_->Refresh(); !refreshed.ok()) {
+    partition->Abandon();
+    return EnsureStorageError(refreshed);
+  }
   bool abandoned = false;
   {
     absl::ReaderMutexLock fences_lock(&fences_mu_);

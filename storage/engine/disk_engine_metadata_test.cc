@@ -5,6 +5,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "absl/strings/match.h"
 #include "base/storage_error.h"
@@ -192,6 +193,34 @@ TEST_F(MetadataTest, ProducerFencesPersistForPartitionsOpenedLater) {
   test::BatchBuilder fenced;
   fenced.Producer(77, 5, 0).AddRecord(absl::nullopt, "y");
   EXPECT_OK(engine->AppendAndWait(kTp, 1, Acks::kAll, fenced.Build()).status());
+}
+
+// Two engines sharing a data dir (brokers on a shared volume): a fence one
+// records reaches a partition the other takes over afterwards, and neither's
+// fences overwrite the other's.
+TEST_F(MetadataTest, EnginesSharingADataDirHonourEachOthersFences) {
+  auto a = NewEngine();
+  auto b = NewEngine();
+  ASSERT_OK(a->FenceProducerEpoch(/*producer_id=*/77, /*epoch=*/5));
+  ASSERT_OK(b->FenceProducerEpoch(/*producer_id=*/88, /*epoch=*/2));
+  ASSERT_OK(b->TakeOver(kTp, 1).status());
+  test::BatchBuilder zombie;
+  zombie.Producer(77, 4, 0).AddRecord(absl::nullopt, "x");
+  EXPECT_THAT(b->Append(kTp, 1, Acks::kAll, zombie.Build()).status(),
+              HasStorageError(StorageErrorCode::kInvalidProducerEpoch));
+  // Both fences survive in the record a third engine loads.
+  a.reset();
+  b.reset();
+  auto c = NewEngine();
+  ASSERT_OK(c->TakeOver(kTp, 2).status());
+  for (auto [producer, epoch] : {std::pair{77, 4}, std::pair{88, 1}}) {
+    test::BatchBuilder fenced;
+    fenced.Producer(producer, static_cast<int16_t>(epoch), 0)
+        .AddRecord(absl::nullopt, "y");
+    EXPECT_THAT(c->Append(kTp, 2, Acks::kAll, fenced.Build()).status(),
+                HasStorageError(StorageErrorCode::kInvalidProducerEpoch))
+        << producer;
+  }
 }
 
 // The fences file lives in the data dir beside the topic dirs; a topic

@@ -8,8 +8,11 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "base/status_macros.h"
 #include "base/storage_error.h"
+#include "fs/file_opener.h"
 #include "fs/fs_util.h"
 #include "glog/logging.h"
 #include "storage/metadata/metadata_file.h"
@@ -151,13 +154,21 @@ absl::StatusOr<std::unique_ptr<ProducerFenceStore>> ProducerFenceStore::Load(
     KAAS_RETURN_IF_ERROR(QuarantineMetadataFile(*fs, at, name));
   }
   if (read_only) return store;
+  KAAS_ASSIGN_OR_RETURN(std::unique_ptr<fs::FileLock> file_lock,
+                        store->LockFile());
   absl::MutexLock lock(&store->mu_);
+  // Another engine may have fenced since the copies were read.
+  KAAS_RETURN_IF_ERROR(store->RefreshLocked());
   KAAS_RETURN_IF_ERROR(store->WriteLocked());
   return store;
 }
 
 void ProducerFenceStore::Merge(const ProducerFences& fences) {
   absl::MutexLock lock(&mu_);
+  MergeLocked(fences);
+}
+
+void ProducerFenceStore::MergeLocked(const ProducerFences& fences) {
   for (const ProducerFences::Fence& fence : fences.fences()) {
     auto [it, inserted] = fences_.try_emplace(
         fence.producer_id(), fence.epoch(), fence.fenced_at_ms());
@@ -174,7 +185,9 @@ absl::Status ProducerFenceStore::Fence(int64_t producer_id, int16_t epoch,
     return StorageError(StorageErrorCode::kInvalidRequest,
                         "the producer fences were loaded read-only");
   }
+  KAAS_ASSIGN_OR_RETURN(std::unique_ptr<fs::FileLock> file_lock, LockFile());
   absl::MutexLock lock(&mu_);
+  KAAS_RETURN_IF_ERROR(RefreshLocked());
   auto& entry = fences_[producer_id];
   entry = {std::max<int32_t>(entry.first, epoch), now_ms};
   for (auto it = fences_.begin(); it != fences_.end();) {
@@ -208,6 +221,45 @@ absl::Status ProducerFenceStore::WriteLocked() {
                                            kProducerFencesVersion, file));
   }
   return absl::OkStatus();
+}
+
+absl::Status ProducerFenceStore::Refresh() {
+  absl::MutexLock lock(&mu_);
+  return RefreshLocked();
+}
+
+absl::Status ProducerFenceStore::RefreshLocked() {
+  for (absl::string_view name :
+       {kProducerFencesFileName, kProducerFencesCopyFileName}) {
+    KAAS_ASSIGN_OR_RETURN(FenceCopy copy, ReadCopy(*fs_, dir_, name));
+    if (copy.state == FenceCopy::State::kValid) MergeLocked(copy.fences);
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<fs::FileLock>> ProducerFenceStore::LockFile()
+    const {
+  const std::string path = fs::JoinPath(dir_, kProducerFencesLockFileName);
+  // Another engine holds it for one read and two small durable writes
+  // (milliseconds); a holder that keeps it for seconds is stuck.
+  absl::Duration backoff = absl::Milliseconds(1);
+  absl::Duration waited;
+  for (;;) {
+    absl::StatusOr<std::unique_ptr<fs::FileLock>> lock =
+        fs::FileOpener::LockFile(*fs_, path);
+    if (lock.ok()) return lock;
+    if (!absl::IsUnavailable(lock.status()) || waited >= absl::Seconds(2)) {
+      return StorageError(
+          StorageErrorCode::kStorageError,
+          absl::StrCat("cannot lock the producer fences (", path, "): ",
+                       absl::IsUnavailable(lock.status())
+                           ? "held by another engine for 2 s"
+                           : lock.status().message()));
+    }
+    absl::SleepFor(backoff);
+    waited += backoff;
+    backoff = std::min(backoff * 2, absl::Milliseconds(50));
+  }
 }
 
 ProducerFences ProducerFenceStore::Snapshot() const {

@@ -14,6 +14,14 @@
 // take the loss of both copies, and then the engine refuses to start rather
 // than forget.
 //
+// Several engines may share one data dir (brokers on a shared volume, each
+// leading some partitions). Each rewrites the file under the exclusive lock
+// of "~producer-fences.lock" (flock: between processes, and on CephFS and
+// NFSv4 between machines), re-reading both copies first, so no engine's
+// write drops a fence another recorded; and a take-over re-reads the file
+// (Refresh), so a partition opened after another engine's Fence returned
+// refuses the fenced epoch too.
+//
 // The name starts with '~', which no Kafka topic name can contain ([a-zA-Z0-9
 // ._-]): the data dir also holds the topic dirs, and a topic named
 // "producer-fences" would otherwise be a directory where this file belongs.
@@ -48,6 +56,8 @@ inline constexpr absl::string_view kProducerFencesCopyFileName =
 // keeps the fences; a directory there is a topic's.
 inline constexpr absl::string_view kLegacyProducerFencesFileName =
     "producer-fences";
+inline constexpr absl::string_view kProducerFencesLockFileName =
+    "~producer-fences.lock";
 inline constexpr uint16_t kProducerFencesVersion = 1;
 
 class ProducerFenceStore {
@@ -73,10 +83,20 @@ class ProducerFenceStore {
 
   // Records that `producer_id` is fenced at `epoch` (keeps the highest) and
   // rewrites both copies, one after the other; OK only once both are
-  // durable. Fences recorded more than
-  // `expiration_ms` before `now_ms` are dropped.
+  // durable. Under the lock file, after merging what both copies hold now
+  // (another engine's fences). Fences recorded more than `expiration_ms`
+  // before `now_ms` are dropped. Errors: kStorageError when the lock stays
+  // held by another engine for seconds, or a copy cannot be read or written;
+  // kFailedPrecondition for a copy of a newer format.
   absl::Status Fence(int64_t producer_id, int16_t epoch, int64_t now_ms,
                      int64_t expiration_ms);
+
+  // Merges what both copies hold now into this store (fences another engine
+  // sharing the data dir recorded since Load). A missing or corrupt copy
+  // adds nothing and is left as it is (Load and Fence repair copies; a
+  // reader never does). Errors: a copy that cannot be read (kStorageError)
+  // or of a newer format (kFailedPrecondition).
+  absl::Status Refresh();
 
   // The current fences, for a partition being opened.
   ProducerFences Snapshot() const;
@@ -87,8 +107,15 @@ class ProducerFenceStore {
 
   // Adds `fences` (keeping the highest epoch per producer).
   void Merge(const ProducerFences& fences) ABSL_LOCKS_EXCLUDED(mu_);
-  // Writes both copies.
+  void MergeLocked(const ProducerFences& fences)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Refresh, with mu_ held.
+  absl::Status RefreshLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Writes both copies. REQUIRES: the lock file is held (LockFile).
   absl::Status WriteLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Takes the lock file, retrying for a few seconds while another engine
+  // holds it (it holds it for one read and two small writes).
+  absl::StatusOr<std::unique_ptr<fs::FileLock>> LockFile() const;
 
   fs::FileSystem* const fs_;
   const std::string dir_;

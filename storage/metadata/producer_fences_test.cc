@@ -8,6 +8,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "base/storage_error.h"
+#include "fs/file_opener.h"
 #include "fs/file_util.h"
 #include "fs/fs_util.h"
 #include "fs/posix_file_system.h"
@@ -65,6 +66,47 @@ TEST_F(ProducerFencesTest, FencesPersistAndKeepTheHighestEpoch) {
   ASSERT_OK(store->Fence(7, 2, 1001, 60000));
   ASSERT_OK(store->Fence(8, 1, 1002, 60000));
   EXPECT_EQ(Loaded(), (std::map<int64_t, int32_t>{{7, 3}, {8, 1}}));
+}
+
+// Two engines sharing one data dir (brokers on a shared volume), each with
+// the store it loaded: neither's write drops the other's fences.
+TEST_F(ProducerFencesTest, StoresSharingADirKeepEachOthersFences) {
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<ProducerFenceStore> a,
+                       ProducerFenceStore::Load(&fs(), dir()));
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<ProducerFenceStore> b,
+                       ProducerFenceStore::Load(&fs(), dir()));
+  ASSERT_OK(a->Fence(7, 3, /*now_ms=*/1000, /*expiration_ms=*/60000));
+  ASSERT_OK(b->Fence(8, 1, 1001, 60000));
+  ASSERT_OK(a->Fence(9, 2, 1002, 60000));
+  EXPECT_EQ(Loaded(), (std::map<int64_t, int32_t>{{7, 3}, {8, 1}, {9, 2}}));
+}
+
+TEST_F(ProducerFencesTest, RefreshSeesAnotherStoresFences) {
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<ProducerFenceStore> a,
+                       ProducerFenceStore::Load(&fs(), dir()));
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<ProducerFenceStore> b,
+                       ProducerFenceStore::Load(&fs(), dir()));
+  ASSERT_OK(a->Fence(7, 3, 1000, 60000));
+  EXPECT_EQ(b->Snapshot().fences_size(), 0);
+  ASSERT_OK(b->Refresh());
+  ASSERT_EQ(b->Snapshot().fences_size(), 1);
+  EXPECT_EQ(b->Snapshot().fences(0).epoch(), 3);
+}
+
+// The lock is an flock: while another engine holds it for longer than any
+// rewrite takes, a fence fails loudly rather than write without it.
+TEST_F(ProducerFencesTest, AFenceFailsWhileAnotherEngineHoldsTheLock) {
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<ProducerFenceStore> store,
+                       ProducerFenceStore::Load(&fs(), dir()));
+  ASSERT_OK_AND_ASSIGN(
+      std::unique_ptr<fs::FileLock> held,
+      fs::FileOpener::LockFile(fs(), PathOf(kProducerFencesLockFileName)));
+  EXPECT_THAT(store->Fence(7, 3, 1000, 60000),
+              HasStorageErrorWithMessage(StorageErrorCode::kStorageError,
+                                         HasSubstr("held by another engine")));
+  held.reset();
+  EXPECT_OK(store->Fence(7, 3, 1000, 60000));
+  EXPECT_EQ(Loaded(), (std::map<int64_t, int32_t>{{7, 3}}));
 }
 
 // The data dir also holds the topic dirs: the file's name must be one no
