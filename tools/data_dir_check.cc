@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "fs/fs_util.h"
 #include "storage/common/topic_name.h"
+#include "storage/engine/log_dir_identity.h"
 #include "storage/engine/topic_config.h"
 #include "storage/engine/topic_identity.h"
 #include "storage/metadata/metadata_file.h"
@@ -102,6 +103,7 @@ DataDirCheck CheckDataDir(DiskEngine& engine, const std::string& data_dir) {
       continue;  // read by the engine's start-up (StartUpProblems above)
     }
     if (name == metadata::kProducerFencesLockFileName) continue;  // a lock
+    if (name == kLogDirMarkerFileName) continue;  // checked at start-up
     absl::StatusOr<fs::FileInfo> info = fs.Stat(path);
     if (info.ok() && info->is_directory && ValidateTopicName(name).ok()) {
       CheckTopicDir(engine, name, path, &check);

@@ -313,10 +313,10 @@ Comparison Compare(const ProducerSetup& setup, const std::string& broker_binary,
   std::cerr << "[broker bench] librdkafka (" << setup.name
             << ") through kaas-broker\n";
   const std::filesystem::path dir = root / absl::StrCat("broker-", setup.name);
-  std::error_code error;
-  std::filesystem::create_directories(dir, error);
+  // Not created here: the broker creates (and formats) its log dir.
   result.broker =
       RunBrokerRow(broker_binary, dir.string(), setup, warmup, window);
+  std::error_code error;
   std::filesystem::remove_all(dir, error);
   if (result.broker.error.has_value()) return result;
   result.engine_records_per_batch =

@@ -58,6 +58,7 @@ int Run(const std::vector<std::string>& args) {
   } else {
     DiskEngine::Options options;
     options.data_dir = settings->data_dir;
+    options.format_log_dirs = settings->format_log_dirs;
     options.default_config = partition_config;
     absl::StatusOr<std::unique_ptr<DiskEngine>> disk =
         DiskEngine::Create(std::move(options));

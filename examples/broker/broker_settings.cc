@@ -142,6 +142,10 @@ absl::StatusOr<BrokerSettings> ParseBrokerSettings(
           settings.group_initial_rebalance_delay_ms < 0) {
         status = Bad(key, value, "expected a non-negative integer");
       }
+    } else if (key == "format.log.dirs") {
+      if (!absl::SimpleAtob(value, &settings.format_log_dirs)) {
+        status = Bad(key, value, "expected true or false");
+      }
     } else if (key == "engine") {
       if (value != "disk" && value != "memory") {
         status = Bad(key, value, "expected disk or memory");

@@ -15,6 +15,10 @@
 //   socket.request.max.bytes   104857600
 //   group.initial.rebalance.delay.ms  3000
 //   engine                     disk | memory (kaas-broker's own)
+//   format.log.dirs            false (kaas-broker's own): format a log dir
+//                              that exists but is empty and unformatted
+//                              (without it such a dir is refused: an
+//                              unmounted volume looks like that)
 //
 // Thread-safety: pure functions.
 
@@ -44,6 +48,7 @@ struct BrokerSettings {
   int32_t max_request_bytes = 104857600;
   int32_t group_initial_rebalance_delay_ms = 3000;
   bool memory_engine = false;
+  bool format_log_dirs = false;
 };
 
 // Parses `args` (argv without the program name). Errors: kInvalidArgument

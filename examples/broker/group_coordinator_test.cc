@@ -523,6 +523,7 @@ TEST_F(GroupCoordinatorTest, CommitsSurviveRestartOnDisk) {
   {
     DiskEngine::Options options;
     options.data_dir = dir.path();
+    options.format_log_dirs = true;  // a scratch dir that exists, empty
     options.clock = &clock_;
     absl::StatusOr<std::unique_ptr<DiskEngine>> engine =
         DiskEngine::Create(options);
@@ -536,6 +537,7 @@ TEST_F(GroupCoordinatorTest, CommitsSurviveRestartOnDisk) {
   }
   DiskEngine::Options options;
   options.data_dir = dir.path();
+  options.format_log_dirs = true;  // a scratch dir that exists, empty
   options.clock = &clock_;
   absl::StatusOr<std::unique_ptr<DiskEngine>> engine =
       DiskEngine::Create(options);

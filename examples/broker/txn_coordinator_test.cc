@@ -374,6 +374,7 @@ TEST(TxnCoordinatorDiskTest, StateAndFencesSurviveARestart) {
   auto open = [&](int64_t epoch) {
     DiskEngine::Options options;
     options.data_dir = dir.path();
+    options.format_log_dirs = true;  // a scratch dir that exists, empty
     options.clock = &clock;
     absl::StatusOr<std::unique_ptr<DiskEngine>> engine =
         DiskEngine::Create(options);

@@ -16,6 +16,7 @@
 #include "fs/posix_file_system.h"
 #include "glog/logging.h"
 #include "storage/common/topic_name.h"
+#include "storage/engine/log_dir_identity.h"
 #include "storage/engine/request_validation.h"
 #include "storage/engine/small_files/small_files.h"
 #include "storage/engine/topic_config.h"
@@ -62,15 +63,33 @@ absl::StatusOr<std::unique_ptr<DiskEngine>> DiskEngine::Create(
                           EnsureStorageError(metadata::ProducerFenceStore::Load(
                               engine->fs_, data_dir, /*read_only=*/true,
                               &engine->start_up_problems_)));
-  } else if (absl::Status created =
-                 fs::CreateDirsDurably(*engine->fs_, data_dir);
-             !created.ok()) {
-    // A data dir that is a file, or under one, is the operator's to fix.
-    return StorageError(
-        absl::IsFailedPrecondition(created) ? StorageErrorCode::kInvalidConfig
-                                            : StorageErrorCode::kStorageError,
-        absl::StrCat("cannot use the data dir ", engine->options_.data_dir,
-                     ": ", created.message()));
+    // A marker that says something invalid is a problem worth reporting;
+    // none at all is not (a writable engine would adopt a dir with data).
+    for (const placement::LogDirInfo& dir : engine->log_dirs_->All()) {
+      absl::StatusOr<std::optional<LogDirIdentity>> identity =
+          ReadLogDirIdentity(*engine->fs_, dir.path);
+      if (!identity.ok()) {
+        engine->start_up_problems_.push_back(
+            absl::StrCat("log dir ", dir.name, " (", dir.path,
+                         "): ", identity.status().message()));
+      }
+    }
+  } else {
+    for (const placement::LogDirInfo& dir : engine->log_dirs_->All()) {
+      absl::StatusOr<LogDirIdentity> identity = EnsureLogDirIdentity(
+          *engine->fs_, dir.name, dir.path, engine->options_.cluster_id,
+          engine->options_.format_log_dirs ? FormatPolicy::kAlways
+                                           : FormatPolicy::kNewOrLegacyOnly);
+      if (!identity.ok()) {
+        // A log dir that is a file, or under one, is the operator's to fix.
+        return StorageError(
+            absl::IsFailedPrecondition(identity.status())
+                ? StorageErrorCode::kInvalidConfig
+                : GetStorageErrorCode(identity.status()),
+            absl::StrCat("cannot use log dir ", dir.name, " (", dir.path,
+                         "): ", identity.status().message()));
+      }
+    }
   }
   if (!engine->options_.read_only) {
     KAAS_ASSIGN_OR_RETURN(engine->fences_,

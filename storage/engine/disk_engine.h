@@ -98,6 +98,15 @@ class DiskEngine final : public StorageEngine,
     // How often idle producers are expired (Kafka:
     // producer.id.expiration.check.interval.ms, 10 minutes); zero disables.
     absl::Duration producer_expiry_interval = absl::Minutes(10);
+    // Each log dir carries an identity marker (storage/engine/
+    // log_dir_identity.h): one that did not exist is created and formatted,
+    // one holding data but no marker (written before markers) is formatted,
+    // and an existing EMPTY one without a marker is refused (an unmounted
+    // volume looks like that) unless this is set.
+    bool format_log_dirs = false;
+    // Recorded in the markers this engine writes; a marker of another
+    // cluster is refused. Empty: accept any, record none.
+    std::string cluster_id;
     // An engine for looking, never for changing (tools): the data dir must
     // exist, nothing is created, written or locked, partitions open only
     // through OpenReadOnly, and every call that would lead or change a
@@ -106,8 +115,11 @@ class DiskEngine final : public StorageEngine,
     bool read_only = false;
   };
 
-  // Validates the options, creates the data dir if needed, lists the log
-  // dirs (no descriptor is opened) and loads the producer fences.
+  // Validates the options, checks (or writes) every log dir's identity
+  // marker, creating a missing dir, lists the log dirs (no descriptor is
+  // opened) and loads the producer fences. Errors: kInvalidConfig (bad
+  // options, a data dir that is a file, a log dir refused by its marker:
+  // the message says why), kStorageError (I/O).
   static absl::StatusOr<std::unique_ptr<DiskEngine>> Create(Options options);
 
   // Relinquishes every led partition (Drain), logging failures, then stops

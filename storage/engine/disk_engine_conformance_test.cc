@@ -22,6 +22,7 @@ std::unique_ptr<StorageEngine> NewDiskEngine(const EngineSettings& settings) {
   }
   DiskEngine::Options options;
   options.data_dir = dir;
+  options.format_log_dirs = true;  // a scratch dir that exists, empty
   options.default_config.segment_bytes = 64 << 10;
   options.default_config.index_interval_bytes = 256;
   options.default_config.validate_records = settings.validate_records;

@@ -195,6 +195,45 @@ TEST_F(MetadataTest, ProducerFencesPersistForPartitionsOpenedLater) {
   EXPECT_OK(engine->AppendAndWait(kTp, 1, Acks::kAll, fenced.Build()).status());
 }
 
+// A log dir whose volume is not mounted is an empty directory at the mount
+// point: the engine refuses to start on it (it would take partitions over
+// there as new and empty) until told to format it.
+TEST_F(MetadataTest, AnUnformattedEmptyLogDirIsRefusedUntilFormatted) {
+  {
+    auto engine = NewEngine({"bulk"});
+    ASSERT_OK(engine->TakeOver(kTp, 1).status());
+    ASSERT_OK(engine->AppendAndWait(kTp, 1, Acks::kAll, Batch()).status());
+  }
+  // "Unmount" the extra log dir: its path is now an empty directory.
+  ASSERT_OK(fs().Rename(ExtraDir("bulk"), ExtraDir("bulk-volume")));
+  ASSERT_OK(fs().CreateDirs(ExtraDir("bulk")));
+  EXPECT_THAT(DiskEngine::Create(MakeOptions({"bulk"})).status(),
+              HasStorageErrorWithMessage(StorageErrorCode::kInvalidConfig,
+                                         HasSubstr("bulk")));
+  // "Mount" it again: served as before, nothing lost.
+  ASSERT_OK(fs().RemoveDir(ExtraDir("bulk")));
+  ASSERT_OK(fs().Rename(ExtraDir("bulk-volume"), ExtraDir("bulk")));
+  auto engine = NewEngine({"bulk"});
+  ASSERT_NE(engine, nullptr);
+  EXPECT_THAT(engine->TakeOver(kTp, 2), IsOkAndHolds(1));
+  // An operator who means the empty dir formats it.
+  ASSERT_OK(fs().CreateDirs(ExtraDir("fresh")));
+  DiskEngine::Options options = MakeOptions({"fresh"});
+  EXPECT_FALSE(DiskEngine::Create(options).ok());
+  options.format_log_dirs = true;
+  EXPECT_OK(DiskEngine::Create(options).status());
+}
+
+TEST_F(MetadataTest, ALogDirOfAnotherClusterIsRefused) {
+  DiskEngine::Options options = MakeOptions();
+  options.cluster_id = "blue";
+  ASSERT_OK(DiskEngine::Create(options).status());
+  options.cluster_id = "green";
+  EXPECT_THAT(DiskEngine::Create(options).status(),
+              HasStorageErrorWithMessage(StorageErrorCode::kInvalidConfig,
+                                         HasSubstr("belongs to cluster")));
+}
+
 // Two engines sharing a data dir (brokers on a shared volume): a fence one
 // records reaches a partition the other takes over afterwards, and neither's
 // fences overwrite the other's.

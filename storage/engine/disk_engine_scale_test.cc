@@ -52,6 +52,7 @@ TEST(DiskEngineScale, TenThousandLedPartitionsDoNotMeanTenThousandThreads) {
   fs::ScopedTempDir scratch(ScratchParent());
   DiskEngine::Options options;
   options.data_dir = scratch.path();
+  options.format_log_dirs = true;  // a scratch dir that exists, empty
   options.io_threads = 4;
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<DiskEngine> engine,
                        DiskEngine::Create(options));
@@ -78,6 +79,7 @@ TEST(DiskEngineScale, ClosedSegmentHandlesAreBoundedByTheCache) {
   fs::ScopedTempDir scratch(ScratchParent());
   DiskEngine::Options options;
   options.data_dir = scratch.path();
+  options.format_log_dirs = true;  // a scratch dir that exists, empty
   options.default_config.segment_bytes = 1024;
   options.max_cached_read_handles = 8;
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<DiskEngine> engine,
