@@ -279,9 +279,22 @@ absl::StatusOr<DiskEngine::Resolved> DiskEngine::ResolveForLifecycle(
     absl::StatusOr<std::optional<std::string>> copy =
         CompletedMoveCopy(candidate);
     if (copy.ok() && copy->has_value()) {
+      // Under the source's lock: an engine sharing the volume that holds it
+      // is in the middle of this very move (it reclaims the source itself).
+      absl::StatusOr<std::unique_ptr<fs::FileLock>> source_lock =
+          metadata::LockPartitionDir(*fs_, candidate);
+      if (HasStorageErrorCode(source_lock.status(),
+                              StorageErrorCode::kNotLeader)) {
+        LOG(INFO) << tp.ToString() << ": the source " << candidate
+                  << " of a finished move is locked by another engine; "
+                  << "leaving its reclaim to it";
+        continue;
+      }
+      KAAS_RETURN_IF_ERROR(source_lock.status());
       LOG(WARNING) << tp.ToString() << ": finishing an interrupted move to "
                    << **copy << ", reclaiming the source " << candidate;
-      KAAS_RETURN_IF_ERROR(CompleteInterruptedMove(tp, candidate, **copy));
+      KAAS_RETURN_IF_ERROR(CompleteInterruptedMove(tp, candidate, **copy,
+                                                   *std::move(source_lock)));
     }
   }
   return Resolve(tp);

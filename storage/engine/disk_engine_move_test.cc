@@ -15,6 +15,7 @@
 #include "storage/engine/disk_engine_testlib.h"
 #include "storage/engine/topic_config.h"
 #include "storage/engine/topic_identity.h"
+#include "storage/metadata/partition_files.h"
 #include "testing/status_matchers.h"
 
 namespace kaas {
@@ -312,6 +313,33 @@ TEST_F(MoveTest, OnlyLifecycleCallsFinishAnInterruptedMove) {
 
   ASSERT_OK(engine->TakeOver(kTp, 1).status());
   EXPECT_EQ(ReadAll(*engine), written);
+  EXPECT_THAT(fs().Exists(source), IsOkAndHolds(false));
+}
+
+// An engine sharing the volume that holds the source's lock is in the
+// middle of that move: another engine's lifecycle call leaves the source
+// alone (and serves the copy), rather than delete under it.
+TEST_F(MoveTest, AFinishedMovesSourceLockedByAnotherEngineIsLeftAlone) {
+  auto engine = NewEngine({"fast"});
+  std::string written = Fill(*engine, 3);
+  ASSERT_OK(engine->Relinquish(kTp));
+  const std::string source = fs::JoinPath(data_dir(), "orders", "0");
+  const std::string copy = fs::JoinPath(ExtraDir("fast"), "orders", "0");
+  ASSERT_OK(fs::ReplaceFileDurably(
+      fs(), fs::JoinPath(source, kMovingToFileName), "fast"));
+  ASSERT_OK(fs::CreateDirsDurably(fs(), fs::Dirname(copy)));
+  ASSERT_OK(fs::CopyTreeDurably(fs(), source, copy));
+  ASSERT_OK(fs().Unlink(fs::JoinPath(copy, kMovingToFileName)));
+  {
+    ASSERT_OK_AND_ASSIGN(std::unique_ptr<fs::FileLock> mover,
+                         metadata::LockPartitionDir(fs(), source));
+    ASSERT_OK(engine->TakeOver(kTp, 1).status());
+    EXPECT_EQ(ReadAll(*engine), written);
+    EXPECT_THAT(fs().Exists(source), IsOkAndHolds(true));
+    ASSERT_OK(engine->Relinquish(kTp));
+  }
+  // Once nobody holds it, the next lifecycle call reclaims it.
+  ASSERT_OK(engine->TakeOver(kTp, 1).status());
   EXPECT_THAT(fs().Exists(source), IsOkAndHolds(false));
 }
 
