@@ -52,6 +52,18 @@ class MoveTest : public DiskEngineTest {
       offset = read->next_offset;
     }
   }
+  // The data dir's partition dir and its copy in "fast".
+  std::string Source() { return fs::JoinPath(data_dir(), "orders", "0"); }
+  std::string Copy() { return fs::JoinPath(ExtraDir("fast"), "orders", "0"); }
+  // Leaves what a move interrupted after its switch leaves: the marker in
+  // the source, a complete copy in place. REQUIRES: kTp relinquished.
+  void InterruptAMoveAfterItsSwitch() {
+    ASSERT_OK(fs::ReplaceFileDurably(
+        fs(), fs::JoinPath(Source(), kMovingToFileName), "fast"));
+    ASSERT_OK(fs::CreateDirsDurably(fs(), fs::Dirname(Copy())));
+    ASSERT_OK(fs::CopyTreeDurably(fs(), Source(), Copy()));
+    ASSERT_OK(fs().Unlink(fs::JoinPath(Copy(), kMovingToFileName)));
+  }
   // How many roots hold a partition dir with a manifest.
   int CopiesOnDisk() {
     int copies = 0;
@@ -290,15 +302,9 @@ TEST_F(MoveTest, OnlyLifecycleCallsFinishAnInterruptedMove) {
   auto engine = NewEngine({"fast"});
   std::string written = Fill(*engine, 3);
   ASSERT_OK(engine->Relinquish(kTp));
-  // A move interrupted after its switch: marker in the source, complete copy
-  // in place.
-  const std::string source = fs::JoinPath(data_dir(), "orders", "0");
-  const std::string copy = fs::JoinPath(ExtraDir("fast"), "orders", "0");
-  ASSERT_OK(fs::ReplaceFileDurably(
-      fs(), fs::JoinPath(source, kMovingToFileName), "fast"));
-  ASSERT_OK(fs::CreateDirsDurably(fs(), fs::Dirname(copy)));
-  ASSERT_OK(fs::CopyTreeDurably(fs(), source, copy));
-  ASSERT_OK(fs().Unlink(fs::JoinPath(copy, kMovingToFileName)));
+  InterruptAMoveAfterItsSwitch();
+  const std::string source = Source();
+  const std::string copy = Copy();
 
   fs().ResetCounts();
   EXPECT_THAT(engine->PartitionLogDir(kTp), IsOkAndHolds("fast"));
@@ -323,13 +329,8 @@ TEST_F(MoveTest, AFinishedMovesSourceLockedByAnotherEngineIsLeftAlone) {
   auto engine = NewEngine({"fast"});
   std::string written = Fill(*engine, 3);
   ASSERT_OK(engine->Relinquish(kTp));
-  const std::string source = fs::JoinPath(data_dir(), "orders", "0");
-  const std::string copy = fs::JoinPath(ExtraDir("fast"), "orders", "0");
-  ASSERT_OK(fs::ReplaceFileDurably(
-      fs(), fs::JoinPath(source, kMovingToFileName), "fast"));
-  ASSERT_OK(fs::CreateDirsDurably(fs(), fs::Dirname(copy)));
-  ASSERT_OK(fs::CopyTreeDurably(fs(), source, copy));
-  ASSERT_OK(fs().Unlink(fs::JoinPath(copy, kMovingToFileName)));
+  InterruptAMoveAfterItsSwitch();
+  const std::string source = Source();
   {
     ASSERT_OK_AND_ASSIGN(std::unique_ptr<fs::FileLock> mover,
                          metadata::LockPartitionDir(fs(), source));
