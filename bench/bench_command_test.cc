@@ -102,7 +102,9 @@ TEST_F(BenchCommandTest, RunsEveryCaseAndEmitsOneValidJsonObject) {
   const JsonValue& raw = json.object.at("raw");
   for (const char* field :
        {"fdatasync_ops_per_s", "fdatasync_p50_us", "seq_write_mb_per_s",
-        "seq_read_warm_mb_per_s", "seq_read_cold_mb_per_s"}) {
+        "seq_read_warm_mb_per_s", "seq_read_cold_mb_per_s",
+        "fdatasync_ops_per_s_t4", "fdatasync_ops_per_s_t16",
+        "fdatasync_ops_per_s_t64", "direct_write_mb_per_s"}) {
     ASSERT_TRUE(raw.object.count(field)) << field;
     EXPECT_TRUE(IsNumber(raw.object.at(field))) << field;
   }

@@ -164,6 +164,10 @@ std::string RawJson(const std::optional<RawBaselines>& raw) {
   object.Number("seq_write_mb_per_s", raw->seq_write_mb_per_s);
   object.Number("seq_read_warm_mb_per_s", raw->seq_read_warm_mb_per_s);
   object.Number("seq_read_cold_mb_per_s", raw->seq_read_cold_mb_per_s);
+  object.Number("fdatasync_ops_per_s_t4", raw->fdatasync_ops_per_s_t4);
+  object.Number("fdatasync_ops_per_s_t16", raw->fdatasync_ops_per_s_t16);
+  object.Number("fdatasync_ops_per_s_t64", raw->fdatasync_ops_per_s_t64);
+  object.Number("direct_write_mb_per_s", raw->direct_write_mb_per_s);
   return object.Finish();
 }
 
@@ -315,7 +319,17 @@ std::string RenderTable(const BenchReport& report) {
         absl::StrFormat("  sequential read, warm           %10.1f MB/s\n",
                         raw.seq_read_warm_mb_per_s),
         absl::StrFormat("  sequential read, cold           %10.1f MB/s\n",
-                        raw.seq_read_cold_mb_per_s));
+                        raw.seq_read_cold_mb_per_s),
+        absl::StrFormat("  1 KiB pwrite+fdatasync, T files %10.0f / %.0f / "
+                        "%.0f ops/s (T=4/16/64, total)\n",
+                        raw.fdatasync_ops_per_s_t4, raw.fdatasync_ops_per_s_t16,
+                        raw.fdatasync_ops_per_s_t64),
+        raw.direct_write_mb_per_s.has_value()
+            ? absl::StrFormat("  sequential write, O_DIRECT      %10.1f MB/s "
+                              "(preallocated)\n",
+                              *raw.direct_write_mb_per_s)
+            : std::string("  sequential write, O_DIRECT      n/a (refused "
+                          "by the filesystem)\n"));
   }
 
   std::vector<Column> a_columns = {

@@ -9,10 +9,17 @@
 //     fdatasync: MB/s (the ceiling for large-batch appends);
 //   * sequential read of that file in 1 MiB blocks, warm and then cold
 //     (after posix_fadvise DONTNEED): MB/s (the ceiling for reads and the
-//     recovery scan).
-// Every I/O goes through the filesystem seam (fs::PosixFileSystem in the
-// benchmark), i.e. the same pwrite/fdatasync/pread calls the engine makes.
-// MB = 10^6 bytes.
+//     recovery scan);
+//   * the 1 KiB pwrite+fdatasync loop in T threads at once, each on a file
+//     of its own, T = 4, 16, 64: aggregate ops/s (how many syncs the device
+//     serves in parallel: the ceiling for many partitions);
+//   * sequential write of the data set with O_DIRECT in 1 MiB blocks into
+//     a preallocated file, then fdatasync: MB/s (the ceiling for a write
+//     path that bypasses the page cache).
+// Every I/O but the O_DIRECT one goes through the filesystem seam
+// (fs::PosixFileSystem in the benchmark), i.e. the same pwrite/fdatasync/
+// pread calls the engine makes; the seam has no O_DIRECT, so that one uses
+// open/fallocate/pwrite directly. MB = 10^6 bytes.
 //
 // Thread-safety: thread-safe (no state); blocks for the measurements.
 
@@ -21,6 +28,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -35,6 +43,12 @@ struct RawBaselines {
   double seq_write_mb_per_s = 0;
   double seq_read_warm_mb_per_s = 0;
   double seq_read_cold_mb_per_s = 0;
+  // The parallel loop's aggregate rate with 4, 16 and 64 threads.
+  double fdatasync_ops_per_s_t4 = 0;
+  double fdatasync_ops_per_s_t16 = 0;
+  double fdatasync_ops_per_s_t64 = 0;
+  // nullopt where the filesystem refuses O_DIRECT (tmpfs, for one).
+  std::optional<double> direct_write_mb_per_s;
 };
 
 struct RawBaselineSpec {
@@ -60,6 +74,21 @@ absl::StatusOr<SyncedAppendRate> MeasureSyncedAppendRate(fs::FileSystem& fs,
                                                          const std::string& dir,
                                                          absl::Duration window,
                                                          size_t write_bytes);
+
+// The loop of MeasureSyncedAppendRate in `threads` threads at once, each on
+// a file of its own in `dir` (removed after): the aggregate ops/s.
+absl::StatusOr<double> MeasureParallelSyncedAppends(fs::FileSystem& fs,
+                                                    const std::string& dir,
+                                                    absl::Duration window,
+                                                    size_t write_bytes,
+                                                    int threads);
+
+// `bytes` written sequentially with O_DIRECT in `block_bytes` blocks (a
+// multiple of 4096) into a file of `dir` preallocated first, then
+// fdatasynced: MB/s. nullopt if the filesystem refuses O_DIRECT (EINVAL).
+absl::StatusOr<std::optional<double>> MeasureDirectWrite(const std::string& dir,
+                                                         uint64_t bytes,
+                                                         size_t block_bytes);
 
 // Measures the baselines (see the file comment). `fs` must be the real
 // filesystem for the cold read to mean anything.
