@@ -33,6 +33,8 @@ cleanup() {
   exit "$rc"
 }
 trap cleanup EXIT
+# Bazel's timeout sends SIGTERM: tear the cluster down then too.
+trap 'exit 143' TERM INT
 
 fail() {
   echo "FAIL: $*"
