@@ -9,6 +9,8 @@
 #ifndef KAAS_BASE_PROCESS_STATS_H_
 #define KAAS_BASE_PROCESS_STATS_H_
 
+#include <cstdint>
+
 namespace kaas {
 
 // Number of threads of this process (the "Threads:" line of
@@ -17,6 +19,10 @@ int CurrentThreadCount();
 
 // Number of open file descriptors (entries of /proc/self/fd), or -1.
 int CurrentOpenFileDescriptors();
+
+// Resident memory of this process in bytes (the "VmRSS:" line of
+// /proc/self/status), or -1 if it cannot be read.
+int64_t CurrentResidentBytes();
 
 }  // namespace kaas
 

@@ -35,7 +35,8 @@ constexpr absl::Duration kQuickWarmup = absl::Milliseconds(200);
 constexpr int kDriverThreads = 2;
 constexpr int kProducerCounts[] = {1, 4, 16, 64};
 
-const char* const kScenarioNames[] = {"a", "b", "c", "d", "raw"};
+const char* const kScenarioNames[] = {"a", "b", "c", "d", "e", "raw"};
+constexpr int kPartitionCounts[] = {1, 16, 256, 1024};
 
 absl::Status Validate(const BenchOptions& options) {
   if (options.data_dir.empty()) {
@@ -45,7 +46,7 @@ absl::Status Validate(const BenchOptions& options) {
     if (std::find(std::begin(kScenarioNames), std::end(kScenarioNames),
                   scenario) == std::end(kScenarioNames)) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "unknown scenario \"", scenario, "\" (known: a, b, c, d, raw)"));
+          "unknown scenario \"", scenario, "\" (known: a, b, c, d, e, raw)"));
     }
   }
   if (options.seconds <= absl::ZeroDuration()) {
@@ -75,7 +76,7 @@ absl::Status Validate(const BenchOptions& options) {
 
 std::string Summary(const BenchRow& row) {
   if (row.error.has_value()) return absl::StrCat("FAILED: ", *row.error);
-  if (row.scenario == "a" || row.scenario == "b") {
+  if (row.scenario == "a" || row.scenario == "b" || row.scenario == "e") {
     return absl::StrFormat(
         "%.0f batches/s, %.1f MB/s, p50 %.0f us, p99 %.0f us",
         row.batches_per_s.value_or(0), row.mb_per_s.value_or(0),
@@ -175,6 +176,20 @@ class Runner {
         return RunReopen(context, kBatch1KiB, ReopenCase::kCrashWithoutFsync,
                          CacheState::kWarm);
       });
+    }
+    if (Selected("e")) {
+      std::vector<int> counts(std::begin(kPartitionCounts),
+                              std::end(kPartitionCounts));
+      if (!options_.partition_counts_for_test.empty()) {
+        counts = options_.partition_counts_for_test;
+      }
+      for (int per_partition : {1, 4}) {
+        for (int partitions : counts) {
+          Add(report, [&] {
+            return RunManyPartitions(context, partitions, per_partition);
+          });
+        }
+      }
     }
     return !failed_;
   }

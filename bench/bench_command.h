@@ -24,7 +24,7 @@ struct BenchOptions {
   // Where every scenario creates its topics and the raw baselines their
   // files. Created if missing; what the benchmark creates is removed after.
   std::string data_dir = "./kaas-data/bench";
-  // Any of "a", "b", "c", "d", "raw"; empty = all.
+  // Any of "a", "b", "c", "d", "e", "raw"; empty = all.
   std::set<std::string> scenarios;
   absl::Duration seconds = absl::Seconds(10);        // measured window
   absl::Duration warmup_seconds = absl::Seconds(1);  // not counted
@@ -45,6 +45,9 @@ struct BenchOptions {
   // scenario in seconds. The raw fdatasync loop always runs for half of
   // `seconds`, so a test shrinks it with `seconds`.
   uint64_t data_set_bytes_for_test = 0;
+  // When non-empty, the partition counts of (e) instead of 1, 16, 256 and
+  // 1024.
+  std::vector<int> partition_counts_for_test;
 };
 
 // Runs the selected scenarios, writing one progress line per scenario to

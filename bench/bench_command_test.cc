@@ -42,6 +42,7 @@ class BenchCommandTest : public ::testing::Test {
     options.seconds = absl::Milliseconds(30);
     options.warmup_seconds = absl::Milliseconds(10);
     options.data_set_bytes_for_test = 1 << 20;
+    options.partition_counts_for_test = {1, 3};
     options.self_executable =
         fs::JoinPath(std::getenv("TEST_SRCDIR"), std::getenv("TEST_WORKSPACE"),
                      "bench", "bench_dev");
@@ -85,6 +86,11 @@ constexpr const char* kRowFields[] = {
     "ratio_to",
     "adjacent_fdatasync_ops_per_s",
     "adjacent_ratio",
+    "partitions",
+    "producers_per_partition",
+    "open_fds",
+    "threads",
+    "rss_bytes_per_partition",
     "error",
 };
 
@@ -111,8 +117,9 @@ TEST_F(BenchCommandTest, RunsEveryCaseAndEmitsOneValidJsonObject) {
 
   const std::vector<JsonValue>& rows = json.object.at("rows").array;
   // (a) 2 sizes x 4 producer counts, (b) 2 x 3 (flush 1, never, never with
-  // record validation), (c) 3, (d) 7.
-  ASSERT_EQ(rows.size(), 24u);
+  // record validation), (c) 3, (d) 7, (e) 2 partition counts x 2 producer
+  // counts per partition.
+  ASSERT_EQ(rows.size(), 28u);
   std::map<std::string, int> per_scenario;
   std::set<std::string> names;
   for (const JsonValue& row : rows) {
@@ -128,7 +135,25 @@ TEST_F(BenchCommandTest, RunsEveryCaseAndEmitsOneValidJsonObject) {
     // Only the 1-producer acks=all row is probed around.
     EXPECT_EQ(IsNumber(row.object.at("adjacent_ratio")), name == "(a) 1KiB P=1")
         << name;
-    if (scenario == "a" || scenario == "b") {
+    if (scenario == "e") {
+      for (const char* field :
+           {"producers", "partitions", "producers_per_partition",
+            "batches_per_s", "p99_us", "fsyncs_per_s", "open_fds", "threads",
+            "rss_bytes_per_partition"}) {
+        EXPECT_TRUE(IsNumber(row.object.at(field))) << name << " " << field;
+      }
+      EXPECT_EQ(row.object.at("acks").string, "all");
+      EXPECT_EQ(row.object.at("ratio_to").string, "fdatasync ops/s, 64 files");
+    } else {
+      for (const char* field :
+           {"partitions", "producers_per_partition", "open_fds", "threads",
+            "rss_bytes_per_partition"}) {
+        EXPECT_TRUE(row.object.at(field).is_null()) << name << " " << field;
+      }
+    }
+    if (scenario == "e") {
+      // Checked above.
+    } else if (scenario == "a" || scenario == "b") {
       for (const char* field :
            {"producers", "flush_interval", "batches_per_s", "mb_per_s",
             "p50_us", "p99_us", "p999_us", "fsyncs_per_s"}) {
@@ -163,6 +188,7 @@ TEST_F(BenchCommandTest, RunsEveryCaseAndEmitsOneValidJsonObject) {
   EXPECT_EQ(per_scenario["b"], 6);
   EXPECT_EQ(per_scenario["c"], 3);
   EXPECT_EQ(per_scenario["d"], 7);
+  EXPECT_EQ(per_scenario["e"], 4);
 
   // One progress line per case, plus the raw baselines.
   std::vector<std::string> lines =
@@ -171,7 +197,7 @@ TEST_F(BenchCommandTest, RunsEveryCaseAndEmitsOneValidJsonObject) {
   for (const std::string& line : lines) {
     progress_lines += absl::StartsWith(line, "[bench] ");
   }
-  EXPECT_EQ(progress_lines, 25) << progress_.str();
+  EXPECT_EQ(progress_lines, 29) << progress_.str();
 
   // The data dir did not exist: everything, it included, is removed.
   EXPECT_THAT(fs_.Exists(data_dir_), ::kaas::test::IsOkAndHolds(false));
@@ -204,7 +230,7 @@ TEST_F(BenchCommandTest, BadOptionsExitWithTwo) {
     std::string message;
   };
   const Case cases[] = {
-      {[](BenchOptions& o) { o.scenarios = {"e"}; }, "unknown scenario \"e\""},
+      {[](BenchOptions& o) { o.scenarios = {"z"}; }, "unknown scenario \"z\""},
       {[](BenchOptions& o) { o.format = "xml"; }, "unknown format \"xml\""},
       {[](BenchOptions& o) { o.seconds = absl::ZeroDuration(); }, "window"},
       {[](BenchOptions& o) { o.warmup_seconds = absl::Seconds(-1); },

@@ -178,6 +178,8 @@ std::string RowJson(const BenchRow& row,
   object.String("name", row.name);
   object.String("batch", row.batch);
   object.Integer("producers", row.producers);
+  object.Integer("partitions", row.partitions);
+  object.Integer("producers_per_partition", row.producers_per_partition);
   object.Integer("flush_interval", row.flush_interval);
   object.String("acks", row.acks);
   object.String("records", row.records);
@@ -207,6 +209,9 @@ std::string RowJson(const BenchRow& row,
   object.Number("adjacent_ratio", adjacent.has_value()
                                       ? std::optional<double>(adjacent->value)
                                       : std::nullopt);
+  object.Integer("open_fds", row.open_fds);
+  object.Integer("threads", row.threads);
+  object.Number("rss_bytes_per_partition", row.rss_bytes_per_partition);
   object.String("error", row.error);
   return object.Finish();
 }
@@ -272,6 +277,10 @@ std::optional<Ratio> RatioToBaseline(const BenchRow& row,
                    "fdatasync ops/s");
     }
     return ratio(row.mb_per_s, raw->seq_write_mb_per_s, "seq write MB/s");
+  }
+  if (row.scenario == "e") {
+    return ratio(row.batches_per_s, raw->fdatasync_ops_per_s_t64,
+                 "fdatasync ops/s, 64 files");
   }
   if (row.scenario == "c" || row.scenario == "d") {
     if (row.cache == "cold") {
@@ -401,6 +410,39 @@ std::string RenderTable(const BenchReport& report) {
            }},
       },
       RowsOf(report, "d"), report.raw, &out);
+
+  std::vector<Column> e_columns = {
+      {"partitions", 10,
+       [](const BenchRow& r) {
+         return r.partitions.has_value() ? absl::StrCat(*r.partitions) : "-";
+       }},
+      {"P/part", 6,
+       [](const BenchRow& r) {
+         return r.producers_per_partition.has_value()
+                    ? absl::StrCat(*r.producers_per_partition)
+                    : "-";
+       }},
+  };
+  for (Column& c : AppendMetricColumns()) e_columns.push_back(std::move(c));
+  e_columns.push_back({"fds", 5, [](const BenchRow& r) {
+                         return r.open_fds.has_value()
+                                    ? absl::StrCat(*r.open_fds)
+                                    : "-";
+                       }});
+  e_columns.push_back({"threads", 7, [](const BenchRow& r) {
+                         return r.threads.has_value() ? absl::StrCat(*r.threads)
+                                                      : "-";
+                       }});
+  e_columns.push_back(
+      {"KiB/part", 8, [](const BenchRow& r) {
+         return r.rss_bytes_per_partition.has_value()
+                    ? absl::StrFormat("%.1f", *r.rss_bytes_per_partition / 1024)
+                    : "-";
+       }});
+  AppendTable(
+      "(e) acks=all 1KiB, many partitions of one topic (fds, threads and "
+      "resident KiB per partition: all led, idle)",
+      e_columns, RowsOf(report, "e"), report.raw, &out);
   return out;
 }
 

@@ -6,17 +6,21 @@
 //   * RenderJson: one JSON object
 //       {"raw": {fdatasync_ops_per_s, fdatasync_p50_us, seq_write_mb_per_s,
 //                seq_read_warm_mb_per_s, seq_read_cold_mb_per_s} | null,
-//        "rows": [{scenario, name, batch, producers, flush_interval, acks,
+//        "rows": [{scenario, name, batch, producers, partitions,
+//                  producers_per_partition, flush_interval, acks,
 //                  close, cache, batches_per_s, mb_per_s, p50_us, p99_us,
 //                  p999_us, fsyncs_per_s, batches_per_fsync,
 //                  fsync_mean_us, open_ms,
 //                  takeover_ms, recovery_scanned_bytes, hwm_ok, ratio,
 //                  ratio_to, adjacent_fdatasync_ops_per_s, adjacent_ratio,
+//                  open_fds, threads, rss_bytes_per_partition,
 //                  error}, ...]}
 //     where every field that does not apply to a row is null.
 //
 // Ratios (RatioToBaseline): acks=all with 1KiB batches -> batches/s over
-// fdatasync ops/s; other appends -> MB/s over sequential-write MB/s; reads
+// fdatasync ops/s (for (e), many partitions: over the raw rate of 64
+// threads each syncing its own file); other appends -> MB/s over
+// sequential-write MB/s; reads
 // ((c)) and recovery ((d): the active segment's MB over the open time) ->
 // MB/s over the sequential read of the same cache state. The 1-producer
 // acks=all row also gets a ratio to the raw probes run around it
@@ -39,10 +43,13 @@
 namespace kaas::bench {
 
 struct BenchRow {
-  std::string scenario;  // "a", "b", "c" or "d"
-  std::string name;      // unique in a run, e.g. "(a) 1KiB P=4"
-  std::string batch;     // "1KiB" or "16KiB"
-  std::optional<int> producers;
+  std::string scenario;          // "a" ... "e"
+  std::string name;              // unique in a run, e.g. "(a) 1KiB P=4"
+  std::string batch;             // "1KiB" or "16KiB"
+  std::optional<int> producers;  // (e): in total
+  // (e): partitions of the topic, and producers appending to each.
+  std::optional<int> partitions;
+  std::optional<int> producers_per_partition;
   std::optional<int64_t> flush_interval;  // flush.messages; 0 = never
   std::optional<std::string> acks;        // "all" or "1"
   // (b): "on" when the engine validated every batch's records
@@ -66,6 +73,13 @@ struct BenchRow {
   // rate measured right before and right after the row (their mean), so
   // the row's floor is taken while it ran, not minutes before.
   std::optional<double> adjacent_fdatasync_ops_per_s;
+  // (e): the process while every partition was led and idle, before the
+  // producers started: open descriptors and threads, and resident memory
+  // per led partition (the growth from taking them over, divided by their
+  // number).
+  std::optional<int> open_fds;
+  std::optional<int> threads;
+  std::optional<double> rss_bytes_per_partition;
   // Set when the case failed; the figures above are then partial (e.g.
   // hwm_ok false with the open time that was measured).
   std::optional<std::string> error;

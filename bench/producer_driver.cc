@@ -26,6 +26,7 @@ namespace {
 // passes between threads through a driver's queue (a mutex), the engine's
 // future (its internal lock) and `Run::mu_`, which order the accesses.
 struct Producer {
+  TopicPartition tp;
   std::string batch;
   int driver = 0;
   absl::Time issued;
@@ -56,6 +57,8 @@ class Run : public std::enable_shared_from_this<Run> {
       producers_[p].batch =
           BuildWorkloadBatch(spec.shape, /*seed=*/p + 1, now_ms);
       producers_[p].driver = p % drivers;
+      producers_[p].tp = {spec.tp.topic,
+                          spec.tp.partition + p % spec.partitions};
     }
     blocking_ = spec.producers == drivers;
   }
@@ -158,7 +161,7 @@ class Run : public std::enable_shared_from_this<Run> {
     Producer& producer = producers_[p];
     while (StampOrPark(producer)) {
       absl::StatusOr<AppendResult> appended = spec_.engine->AppendAndWait(
-          spec_.tp, spec_.leader_epoch, spec_.acks, producer.batch);
+          producer.tp, spec_.leader_epoch, spec_.acks, producer.batch);
       Record(p, appended.status());
     }
   }
@@ -169,7 +172,7 @@ class Run : public std::enable_shared_from_this<Run> {
     Producer& producer = producers_[p];
     if (!StampOrPark(producer)) return;
     absl::StatusOr<AppendResult> appended = spec_.engine->Append(
-        spec_.tp, spec_.leader_epoch, spec_.acks, producer.batch);
+        producer.tp, spec_.leader_epoch, spec_.acks, producer.batch);
     if (!appended.ok()) {
       Fail(appended.status());
       Park();
@@ -238,12 +241,13 @@ class Run : public std::enable_shared_from_this<Run> {
 
 absl::StatusOr<ProducerRunResult> RunProducers(const ProducerRunSpec& spec) {
   CHECK(spec.engine != nullptr);
-  if (spec.producers < 1 || spec.driver_threads < 1 ||
-      spec.window <= absl::ZeroDuration() ||
+  if (spec.producers < 1 || spec.driver_threads < 1 || spec.partitions < 1 ||
+      spec.partitions > spec.producers || spec.window <= absl::ZeroDuration() ||
       spec.warmup < absl::ZeroDuration()) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "bad producer run: producers=", spec.producers, " driver_threads=",
-        spec.driver_threads, " window=", absl::FormatDuration(spec.window),
+        "bad producer run: producers=", spec.producers, " partitions=",
+        spec.partitions, " driver_threads=", spec.driver_threads,
+        " window=", absl::FormatDuration(spec.window),
         " warmup=", absl::FormatDuration(spec.warmup)));
   }
   return std::make_shared<Run>(spec)->Execute();

@@ -46,9 +46,12 @@ namespace kaas::bench {
 
 struct ProducerRunSpec {
   // The engine to append to (not owned); `tp` must be led at
-  // `leader_epoch`.
+  // `leader_epoch`, and so must the `partitions - 1` partitions of its topic
+  // after it.
   StorageEngine* engine = nullptr;
   TopicPartition tp;
+  // Producer i appends to partition tp.partition + i % partitions.
+  int partitions = 1;  // >= 1, <= producers
   int64_t leader_epoch = 1;
   Acks acks = Acks::kAll;
   BatchShape shape = kBatch1KiB;

@@ -8,6 +8,8 @@
 //                             consumer reads it all, 1 MiB per fetch
 //   (d) RunReopen             a child writes the data set and closes or
 //                             crashes; recovery and take-over are timed
+//   (e) RunManyPartitions     acks=all over N partitions of one topic, one
+//                             or more producers each
 // Each case works in a fresh engine on its own sub-directory of
 // `ScenarioContext::root`, which it removes before returning. A failure is
 // reported in the row (BenchRow::error), never thrown away.
@@ -67,6 +69,10 @@ BenchRow RunSequentialRead(const ScenarioContext& context,
                            const BatchShape& shape, CacheState cache);
 BenchRow RunReopen(const ScenarioContext& context, const BatchShape& shape,
                    ReopenCase reopen, CacheState cache);
+// (e): `partitions` partitions of one topic led by one engine, each with
+// `producers_per_partition` acks=all producers of 1 KiB batches.
+BenchRow RunManyPartitions(const ScenarioContext& context, int partitions,
+                           int producers_per_partition);
 
 }  // namespace kaas::bench
 

@@ -21,7 +21,7 @@
 #include "tools/subcommands.h"
 
 ABSL_FLAG(std::vector<std::string>, scenarios, {},
-          "Comma-separated scenarios to run, of a,b,c,d,raw (default: all).");
+          "Comma-separated scenarios to run, of a,b,c,d,e,raw (default: all).");
 ABSL_FLAG(double, seconds, 10, "Measured window of each row, in seconds.");
 ABSL_FLAG(double, warmup_seconds, 1,
           "Warm-up before each measured window, in seconds (not counted).");
@@ -47,7 +47,7 @@ int RunBenchCommand(const CommandLine& command_line) {
   if (command_line.Specified("data_dir")) {
     options.data_dir = absl::GetFlag(FLAGS_data_dir);
   }
-  const std::set<std::string> known = {"a", "b", "c", "d", "raw"};
+  const std::set<std::string> known = {"a", "b", "c", "d", "e", "raw"};
   for (const std::string& scenario : absl::GetFlag(FLAGS_scenarios)) {
     if (known.count(scenario) == 0) {
       return UsageError(
