@@ -2,33 +2,58 @@
 
 #include <pthread.h>
 
+#include <algorithm>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 
 namespace kaas {
 
-ThreadPool::ThreadPool(int num_threads, absl::string_view name) {
-  if (num_threads < 1) num_threads = 1;
-  threads_.reserve(num_threads);
-  for (int i = 0; i < num_threads; ++i) {
-    threads_.emplace_back([this] { WorkLoop(); });
-    std::string thread_name = absl::StrCat(name, "-", i).substr(0, 15);
-    pthread_setname_np(threads_.back().native_handle(), thread_name.c_str());
-  }
+ThreadPool::ThreadPool(int num_threads, absl::string_view name)
+    : ThreadPool(num_threads, num_threads, name) {}
+
+ThreadPool::ThreadPool(int min_threads, int max_threads, absl::string_view name)
+    : name_(name), max_threads_(std::max({1, min_threads, max_threads})) {
+  absl::MutexLock lock(&mu_);
+  threads_.reserve(max_threads_);
+  for (int i = 0; i < std::max(1, min_threads); ++i) StartThread();
+}
+
+void ThreadPool::StartThread() {
+  threads_.emplace_back([this] { WorkLoop(); });
+  std::string thread_name =
+      absl::StrCat(name_, "-", threads_.size() - 1).substr(0, 15);
+  pthread_setname_np(threads_.back().native_handle(), thread_name.c_str());
 }
 
 ThreadPool::~ThreadPool() {
+  std::vector<std::thread> threads;
   {
     absl::MutexLock lock(&mu_);
     stopping_ = true;
+    // No thread starts once stopping_ is set.
+    threads.swap(threads_);
   }
-  for (std::thread& thread : threads_) thread.join();
+  for (std::thread& thread : threads) thread.join();
+}
+
+int ThreadPool::size() const {
+  absl::MutexLock lock(&mu_);
+  return static_cast<int>(threads_.size());
 }
 
 void ThreadPool::Schedule(absl::AnyInvocable<void() &&> task) {
   absl::MutexLock lock(&mu_);
   queue_.push_back(std::move(task));
+  // Every thread not running a task takes one queued task; a task beyond
+  // those would wait behind a busy thread.
+  const size_t free_threads = threads_.size() - static_cast<size_t>(running_);
+  if (!stopping_ && queue_.size() > free_threads &&
+      static_cast<int>(threads_.size()) < max_threads_) {
+    StartThread();
+  }
 }
 
 size_t ThreadPool::QueuedTasks() const {

@@ -1,9 +1,16 @@
 // File: base/thread_pool.h
 //
-// A fixed-size pool of threads running queued tasks in FIFO order. The
-// engine runs the background file work that no caller waits on directly
-// (group-commit fsyncs, re-arm probes, producer expiry) on one shared pool,
-// so the number of threads does not grow with the number of partitions.
+// A pool of threads running queued tasks in FIFO order. The engine runs the
+// background file work that no caller waits on directly (group-commit
+// fsyncs, re-arm probes, producer expiry) on one shared pool, so the number
+// of threads does not grow with the number of partitions.
+//
+// The pool starts `min_threads` threads and starts another (never more than
+// `max_threads` in all) when a task is queued and every thread is busy: a
+// device serves many fdatasyncs at once, and an engine with many partitions
+// waiting for theirs gets that parallelism, while one with few never pays
+// for threads it does not use. Threads, once started, stay until the pool
+// is destroyed.
 //
 // Thread-safety: Schedule() may be called from any thread, including from a
 // task running on the pool.
@@ -26,9 +33,12 @@ namespace kaas {
 
 class ThreadPool {
  public:
-  // Starts `num_threads` (>= 1) threads named `<name>-<i>` (truncated to the
-  // 15 characters Linux allows).
+  // A fixed pool: `num_threads` (>= 1) threads named `<name>-<i>`
+  // (truncated to the 15 characters Linux allows), all started now.
   ThreadPool(int num_threads, absl::string_view name);
+  // A pool that grows on demand from `min_threads` to `max_threads` (both
+  // clamped to >= 1, max to >= min).
+  ThreadPool(int min_threads, int max_threads, absl::string_view name);
 
   // Runs every task scheduled before the call, then joins the threads.
   // REQUIRES: not called from a pool thread.
@@ -42,7 +52,9 @@ class ThreadPool {
   // the threads exit.
   void Schedule(absl::AnyInvocable<void() &&> task);
 
-  int size() const { return static_cast<int>(threads_.size()); }
+  // Threads started so far.
+  int size() const;
+  int max_size() const { return max_threads_; }
 
   // Tasks queued and not yet started (for stats and tests).
   size_t QueuedTasks() const;
@@ -54,6 +66,7 @@ class ThreadPool {
 
  private:
   void WorkLoop();
+  void StartThread() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   bool HasWorkOrStopping() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   bool IsIdle() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
@@ -62,8 +75,12 @@ class ThreadPool {
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   int running_ ABSL_GUARDED_BY(mu_) = 0;  // tasks started, not yet returned
 
+  // Grows (under mu_) until destruction begins.
+  std::vector<std::thread> threads_ ABSL_GUARDED_BY(mu_);
+
   // Constant after construction.
-  std::vector<std::thread> threads_;
+  const std::string name_;
+  const int max_threads_;
 };
 
 }  // namespace kaas

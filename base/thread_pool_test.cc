@@ -27,6 +27,44 @@ TEST(ThreadPool, RunsEveryTask) {
   EXPECT_EQ(ran.load(), 100);
 }
 
+// Blocked tasks make the pool grow, one thread per task that would wait,
+// up to its maximum; a task beyond that waits for a free thread.
+TEST(ThreadPool, GrowsWhileEveryThreadIsBusyUpToItsMaximum) {
+  const int threads_before = CurrentThreadCount();
+  ThreadPool pool(/*min_threads=*/1, /*max_threads=*/3, "grow");
+  EXPECT_EQ(pool.size(), 1);
+  EXPECT_EQ(CurrentThreadCount(), threads_before + 1);
+  absl::Notification release;
+  absl::BlockingCounter started(3);
+  for (int i = 0; i < 3; ++i) {
+    pool.Schedule([&] {
+      started.DecrementCount();
+      release.WaitForNotification();
+    });
+  }
+  // All three run at once: each got a thread of its own.
+  started.Wait();
+  EXPECT_EQ(pool.size(), 3);
+  std::atomic<bool> fourth_ran{false};
+  pool.Schedule([&] { fourth_ran = true; });
+  EXPECT_EQ(pool.size(), 3);
+  EXPECT_EQ(pool.QueuedTasks(), 1u);
+  EXPECT_FALSE(fourth_ran.load());
+  release.Notify();
+  pool.WaitUntilIdle();
+  EXPECT_TRUE(fourth_ran.load());
+  EXPECT_EQ(CurrentThreadCount(), threads_before + 3);
+}
+
+TEST(ThreadPool, AnIdlePoolDoesNotGrow) {
+  ThreadPool pool(/*min_threads=*/2, /*max_threads=*/8, "idle");
+  for (int i = 0; i < 50; ++i) {
+    pool.Schedule([] {});
+    pool.WaitUntilIdle();
+  }
+  EXPECT_EQ(pool.size(), 2);
+}
+
 TEST(ThreadPool, DestructorDrainsQueuedTasksIncludingFollowUps) {
   std::atomic<int> ran{0};
   absl::Notification release;

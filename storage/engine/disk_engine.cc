@@ -33,7 +33,8 @@ DiskEngine::DiskEngine(Options options)
                                  : fs::PosixFileSystem::Default()),
       clock_(options_.clock != nullptr ? options_.clock : Clock::Real()),
       read_cache_(options_.max_cached_read_handles),
-      io_pool_(std::max(1, options_.io_threads), "kaas-io") {}
+      io_pool_(std::min(2, std::max(1, options_.io_threads)),
+               std::max(1, options_.io_threads), "kaas-io") {}
 
 absl::StatusOr<std::unique_ptr<DiskEngine>> DiskEngine::Create(
     Options options) {
