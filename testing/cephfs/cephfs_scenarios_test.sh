@@ -16,6 +16,8 @@ set -euo pipefail
 RUNFILES="${TEST_SRCDIR:?run me with bazel test}/${TEST_WORKSPACE:-kaas_storage}"
 CEPHFS="$RUNFILES/testing/cephfs/cephfs.sh"
 CHILD="$RUNFILES/testing/cephfs/engine_child"
+# shellcheck source=testing/cephfs/poll.sh
+source "$RUNFILES/testing/cephfs/poll.sh"
 SCENARIO="${1:?usage: cephfs_scenarios_test.sh SCENARIO}"
 # Short and ours: the mount points live under it.
 export KAAS_CEPHFS_STATE_DIR="/tmp/kaas-cephfs-$SCENARIO.$$"
@@ -143,18 +145,6 @@ close_child() {
   local in="${CHILD_IN[$1]}" out="${CHILD_OUT[$1]}"
   exec {in}>&- {out}<&-
   unset "CHILD_PID[$1]" "CHILD_IN[$1]" "CHILD_OUT[$1]"
-}
-
-# poll LIMIT COMMAND...: runs COMMAND every 0.2 s until it succeeds, for at
-# most LIMIT seconds.
-poll() {
-  local limit="$1"
-  shift
-  local deadline=$((SECONDS + limit))
-  until "$@"; do
-    ((SECONDS < deadline)) || return 1
-    sleep 0.2
-  done
 }
 
 # A take-over that another client's lock (released, but not yet seen by this

@@ -18,6 +18,8 @@ set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 CEPHFS="$HERE/cephfs.sh"
+# shellcheck source=testing/cephfs/poll.sh
+source "$HERE/poll.sh"
 # Its own state dir by default, so the trap never tears down a cluster a
 # developer has up at the harness's default one.
 export KAAS_CEPHFS_STATE_DIR="${KAAS_CEPHFS_STATE_DIR:-/tmp/kaas-cephfs-smoke.$$}"
@@ -45,17 +47,6 @@ step_start=$SECONDS
 ok() {
   echo "ok ($((SECONDS - step_start)) s): $*"
   step_start=$SECONDS
-}
-
-# Polls the command every 0.1 s for at most SECONDS_ seconds.
-poll() {
-  local limit="$1"
-  shift
-  local deadline=$((SECONDS + limit))
-  until "$@"; do
-    ((SECONDS < deadline)) || return 1
-    sleep 0.1
-  done
 }
 
 # Holds an exclusive flock on FILE in a background process (the sleep holds
