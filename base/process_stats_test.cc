@@ -25,7 +25,9 @@ TEST(ProcessStatsTest, ResidentBytesGrowWithTouchedMemory) {
 TEST(ProcessStatsTest, ThreadsAndDescriptorsAreCounted) {
   const int threads = CurrentThreadCount();
   ASSERT_GT(threads, 0);
-  std::thread extra([&] { EXPECT_EQ(CurrentThreadCount(), threads + 1); });
+  // At least one more (a sanitizer's runtime may start a helper thread
+  // of its own at the first thread creation).
+  std::thread extra([&] { EXPECT_GT(CurrentThreadCount(), threads); });
   extra.join();
 
   const int descriptors = CurrentOpenFileDescriptors();

@@ -16,16 +16,26 @@ ThreadPool::ThreadPool(int num_threads, absl::string_view name)
 
 ThreadPool::ThreadPool(int min_threads, int max_threads, absl::string_view name)
     : name_(name), max_threads_(std::max({1, min_threads, max_threads})) {
-  absl::MutexLock lock(&mu_);
-  threads_.reserve(max_threads_);
-  for (int i = 0; i < std::max(1, min_threads); ++i) StartThread();
+  const int initial = std::max(1, min_threads);
+  {
+    absl::MutexLock lock(&mu_);
+    threads_.reserve(max_threads_);
+    starting_ = initial;
+  }
+  for (int i = 0; i < initial; ++i) StartThread();
 }
 
+// Threads are created with mu_ released: a new thread takes mu_ at once, and
+// creating it while holding mu_ trips TSan's known false positive in
+// absl::Mutex under gcc (see testing/tsan_suppressions.cc).
 void ThreadPool::StartThread() {
-  threads_.emplace_back([this] { WorkLoop(); });
+  std::thread thread([this] { WorkLoop(); });
+  absl::MutexLock lock(&mu_);
   std::string thread_name =
-      absl::StrCat(name_, "-", threads_.size() - 1).substr(0, 15);
-  pthread_setname_np(threads_.back().native_handle(), thread_name.c_str());
+      absl::StrCat(name_, "-", threads_.size()).substr(0, 15);
+  pthread_setname_np(thread.native_handle(), thread_name.c_str());
+  threads_.push_back(std::move(thread));
+  --starting_;
 }
 
 ThreadPool::~ThreadPool() {
@@ -33,7 +43,9 @@ ThreadPool::~ThreadPool() {
   {
     absl::MutexLock lock(&mu_);
     stopping_ = true;
-    // No thread starts once stopping_ is set.
+    // No thread starts once stopping_ is set; wait for those being started.
+    mu_.Await(absl::Condition(
+        +[](int* starting) { return *starting == 0; }, &starting_));
     threads.swap(threads_);
   }
   for (std::thread& thread : threads) thread.join();
@@ -45,15 +57,19 @@ int ThreadPool::size() const {
 }
 
 void ThreadPool::Schedule(absl::AnyInvocable<void() &&> task) {
-  absl::MutexLock lock(&mu_);
-  queue_.push_back(std::move(task));
-  // Every thread not running a task takes one queued task; a task beyond
-  // those would wait behind a busy thread.
-  const size_t free_threads = threads_.size() - static_cast<size_t>(running_);
-  if (!stopping_ && queue_.size() > free_threads &&
-      static_cast<int>(threads_.size()) < max_threads_) {
-    StartThread();
+  {
+    absl::MutexLock lock(&mu_);
+    queue_.push_back(std::move(task));
+    // Every thread not running a task takes one queued task; a task beyond
+    // those would wait behind a busy thread.
+    const int threads = static_cast<int>(threads_.size()) + starting_;
+    const size_t free_threads = static_cast<size_t>(threads - running_);
+    if (stopping_ || queue_.size() <= free_threads || threads >= max_threads_) {
+      return;
+    }
+    ++starting_;
   }
+  StartThread();
 }
 
 size_t ThreadPool::QueuedTasks() const {

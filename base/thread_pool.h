@@ -66,7 +66,8 @@ class ThreadPool {
 
  private:
   void WorkLoop();
-  void StartThread() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Starts a thread counted in starting_. REQUIRES: mu_ not held.
+  void StartThread() ABSL_LOCKS_EXCLUDED(mu_);
   bool HasWorkOrStopping() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   bool IsIdle() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
@@ -77,6 +78,8 @@ class ThreadPool {
 
   // Grows (under mu_) until destruction begins.
   std::vector<std::thread> threads_ ABSL_GUARDED_BY(mu_);
+  // Threads decided on but not yet in threads_.
+  int starting_ ABSL_GUARDED_BY(mu_) = 0;
 
   // Constant after construction.
   const std::string name_;
