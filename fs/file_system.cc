@@ -5,11 +5,16 @@
 
 #include "fs/file_system.h"
 
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 
 namespace kaas::fs {
 
@@ -25,6 +30,38 @@ absl::string_view FileTypeName(FileType type) {
       return "special file (FIFO, device or socket)";
   }
   return "unknown";
+}
+
+absl::StatusOr<size_t> ReadableFile::SendTo(uint64_t offset, size_t n,
+                                            int out_fd) const {
+  // One chunk at a time: what a non-blocking out_fd refuses is not lost, the
+  // caller resumes at offset + the count returned.
+  constexpr size_t kChunkBytes = 64 * 1024;
+  std::string chunk;
+  size_t sent = 0;
+  while (sent < n) {
+    chunk.resize(std::min(kChunkBytes, n - sent));
+    absl::StatusOr<size_t> got = ReadAt(offset + sent, chunk.size(), &chunk[0]);
+    if (!got.ok()) return got.status();
+    if (*got == 0) break;  // end of file
+    size_t written = 0;
+    while (written < *got) {
+      const ssize_t w = ::write(out_fd, chunk.data() + written, *got - written);
+      if (w < 0 && errno == EINTR) continue;
+      if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+        return sent + written;
+      }
+      if (w < 0) {
+        return absl::ErrnoToStatus(
+            errno, absl::StrCat("send \"", path(), "\" at offset ",
+                                offset + sent + written));
+      }
+      written += static_cast<size_t>(w);
+    }
+    sent += written;
+    if (*got < chunk.size()) break;  // end of file
+  }
+  return sent;
 }
 
 absl::Status WritableFile::WriteAtV(uint64_t offset,

@@ -67,6 +67,24 @@ class ReadableFile {
   // Current size of the file in bytes.
   virtual absl::StatusOr<uint64_t> Size() const = 0;
 
+  // Writes up to `n` bytes of the file from `offset` to `out_fd` (a socket or
+  // a pipe), without copying them through user space where the
+  // implementation can (POSIX: sendfile(2)). Returns the number of bytes
+  // sent, which is less than `n` only when end-of-file was reached or when
+  // `out_fd` is non-blocking and would block (possibly 0). An error of either
+  // side fails, naming the path (a closed peer: EPIPE, so the caller must
+  // ignore SIGPIPE). The default reads through ReadAt and write(2)s.
+  // Thread-safe like ReadAt.
+  virtual absl::StatusOr<size_t> SendTo(uint64_t offset, size_t n,
+                                        int out_fd) const;
+
+  // A hint that bytes [offset, offset + n) will be read soon, so that the
+  // kernel reads what is not cached in large requests instead of page by
+  // page (POSIX: posix_fadvise WILLNEED, which does not wait for the
+  // reads). Best effort: no error, no effect on what reads return. The
+  // default does nothing. Thread-safe like ReadAt.
+  virtual void Prefetch(uint64_t offset, size_t n) const {}
+
   // The path the file was opened with.
   virtual const std::string& path() const = 0;
 };

@@ -2,6 +2,9 @@
 
 #include "fs/file_system.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -23,6 +26,64 @@ using ::kaas::test::StatusIs;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::Pair;
+
+// A read-only file of fixed bytes: only ReadAt, so SendTo is the default.
+class BytesFile final : public ReadableFile {
+ public:
+  explicit BytesFile(std::string bytes) : bytes_(std::move(bytes)) {}
+  absl::StatusOr<size_t> ReadAt(uint64_t offset, size_t n,
+                                char* dst) const override {
+    if (offset >= bytes_.size()) return 0;
+    return bytes_.copy(dst, n, offset);
+  }
+  absl::StatusOr<uint64_t> Size() const override { return bytes_.size(); }
+  const std::string& path() const override { return path_; }
+
+ private:
+  const std::string bytes_;
+  const std::string path_ = "bytes";
+};
+
+std::string DrainPipe(int fd, size_t n) {
+  std::string out(n, '\0');
+  size_t got = 0;
+  while (got < n) {
+    const ssize_t r = ::read(fd, &out[got], n - got);
+    if (r <= 0) break;
+    got += static_cast<size_t>(r);
+  }
+  out.resize(got);
+  return out;
+}
+
+TEST(ReadableFileSendTo, DefaultCopiesThroughReadAtUpToEndOfFile) {
+  const BytesFile file("0123456789");
+  int pipe_fds[2];
+  ASSERT_EQ(::pipe(pipe_fds), 0);
+  EXPECT_THAT(file.SendTo(2, 100, pipe_fds[1]), IsOkAndHolds(8));
+  EXPECT_EQ(DrainPipe(pipe_fds[0], 8), "23456789");
+  EXPECT_THAT(file.SendTo(10, 1, pipe_fds[1]), IsOkAndHolds(0));
+  ::close(pipe_fds[0]);
+  ::close(pipe_fds[1]);
+}
+
+TEST(ReadableFileSendTo, DefaultStopsWhereANonBlockingPipeIsFull) {
+  std::string content(300 * 1024, '\0');
+  for (size_t i = 0; i < content.size(); ++i) content[i] = 'a' + i % 19;
+  const BytesFile file(content);
+  int pipe_fds[2];
+  ASSERT_EQ(::pipe2(pipe_fds, O_NONBLOCK), 0);
+  ASSERT_OK_AND_ASSIGN(size_t first,
+                       file.SendTo(0, content.size(), pipe_fds[1]));
+  EXPECT_GT(first, 0u);
+  EXPECT_LT(first, content.size());
+  EXPECT_EQ(DrainPipe(pipe_fds[0], first), content.substr(0, first));
+  ASSERT_OK_AND_ASSIGN(size_t second,
+                       file.SendTo(first, content.size(), pipe_fds[1]));
+  EXPECT_EQ(DrainPipe(pipe_fds[0], second), content.substr(first, second));
+  ::close(pipe_fds[0]);
+  ::close(pipe_fds[1]);
+}
 
 // Records WriteAt calls; fails the call number `fail_call` (1-based) if set.
 class RecordingFile final : public WritableFile {

@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/sendfile.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/types.h>
@@ -174,6 +175,37 @@ absl::StatusOr<size_t> PreadFully(int fd, const std::string& path,
   return done;
 }
 
+// posix_fadvise(WILLNEED): starts reading the range in large requests.
+void AdviseWillNeed(int fd, uint64_t offset, size_t n) {
+  if (!CheckRange("prefetch", "", offset, n).ok()) return;
+  (void)::posix_fadvise(fd, static_cast<off_t>(offset), static_cast<off_t>(n),
+                        POSIX_FADV_WILLNEED);
+}
+
+// sendfile(2) from `fd` until `n` bytes went, end of file, or a non-blocking
+// `out_fd` would block.
+absl::StatusOr<size_t> SendfileFully(int fd, const std::string& path,
+                                     uint64_t offset, size_t n, int out_fd) {
+  KAAS_RETURN_IF_ERROR(CheckRange("send", path, offset, n));
+  // Linux transfers at most 0x7ffff000 bytes per call.
+  constexpr size_t kMaxPerCall = size_t{1} << 30;
+  size_t done = 0;
+  while (done < n) {
+    off_t position = static_cast<off_t>(offset + done);
+    const ssize_t r =
+        ::sendfile(out_fd, fd, &position, std::min(kMaxPerCall, n - done));
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) break;
+      return OsError(errno, absl::StrCat("send ", Quote(path), " at offset ",
+                                         offset + done));
+    }
+    if (r == 0) break;  // End of file.
+    done += static_cast<size_t>(r);
+  }
+  return done;
+}
+
 absl::StatusOr<uint64_t> FstatSize(int fd, const std::string& path) {
   struct stat st;
   if (::fstat(fd, &st) != 0) {
@@ -203,6 +235,15 @@ class PosixReadableFile final : public ReadableFile {
 
   absl::StatusOr<uint64_t> Size() const override {
     return FstatSize(fd_, path_);
+  }
+
+  absl::StatusOr<size_t> SendTo(uint64_t offset, size_t n,
+                                int out_fd) const override {
+    return SendfileFully(fd_, path_, offset, n, out_fd);
+  }
+
+  void Prefetch(uint64_t offset, size_t n) const override {
+    AdviseWillNeed(fd_, offset, n);
   }
 
   const std::string& path() const override { return path_; }
@@ -249,6 +290,16 @@ class PosixWritableFile final : public WritableFile {
   absl::StatusOr<uint64_t> Size() const override {
     if (fd_ < 0) return ClosedError("stat", path_);
     return FstatSize(fd_, path_);
+  }
+
+  absl::StatusOr<size_t> SendTo(uint64_t offset, size_t n,
+                                int out_fd) const override {
+    if (fd_ < 0) return ClosedError("send", path_);
+    return SendfileFully(fd_, path_, offset, n, out_fd);
+  }
+
+  void Prefetch(uint64_t offset, size_t n) const override {
+    if (fd_ >= 0) AdviseWillNeed(fd_, offset, n);
   }
 
   const std::string& path() const override { return path_; }

@@ -123,6 +123,84 @@ TEST_F(PosixFileSystemTest, ReadAtStopsShortOnlyAtEndOfFile) {
   EXPECT_THAT(file->ReadAt(3, 0, buffer), IsOkAndHolds(0));
 }
 
+// Reads everything a pipe holds now (its write end must be closed or
+// drained up to what was written).
+std::string Drain(int fd, size_t n) {
+  std::string out(n, '\0');
+  size_t got = 0;
+  while (got < n) {
+    const ssize_t r = ::read(fd, &out[got], n - got);
+    if (r <= 0) break;
+    got += static_cast<size_t>(r);
+  }
+  out.resize(got);
+  return out;
+}
+
+TEST_F(PosixFileSystemTest, SendToStopsShortOnlyAtEndOfFile) {
+  const std::string path = Path("a.log");
+  ASSERT_OK_AND_ASSIGN(
+      std::unique_ptr<WritableFile> writer,
+      FileOpener::OpenForWrite(fs_, path, OpenMode::kCreateIfMissing));
+  ASSERT_OK(writer->WriteAt(0, "0123456789"));
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<ReadableFile> reader,
+                       FileOpener::OpenForRead(fs_, path));
+  int pipe_fds[2];
+  ASSERT_EQ(::pipe(pipe_fds), 0);
+  // Both kinds of handle send; the write handle is what an active segment
+  // reads through.
+  EXPECT_THAT(reader->SendTo(3, 100, pipe_fds[1]), IsOkAndHolds(7));
+  EXPECT_EQ(Drain(pipe_fds[0], 7), "3456789");
+  EXPECT_THAT(writer->SendTo(0, 4, pipe_fds[1]), IsOkAndHolds(4));
+  EXPECT_EQ(Drain(pipe_fds[0], 4), "0123");
+  EXPECT_THAT(reader->SendTo(10, 5, pipe_fds[1]), IsOkAndHolds(0));
+  ::close(pipe_fds[0]);
+  ::close(pipe_fds[1]);
+}
+
+TEST_F(PosixFileSystemTest, SendToANonBlockingFullPipeReturnsWhatWent) {
+  const std::string path = Path("a.log");
+  std::string content(256 * 1024, '\0');
+  for (size_t i = 0; i < content.size(); ++i) content[i] = 'a' + i % 23;
+  MakeFile(path, content);
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<ReadableFile> file,
+                       FileOpener::OpenForRead(fs_, path));
+  int pipe_fds[2];
+  ASSERT_EQ(::pipe2(pipe_fds, O_NONBLOCK), 0);
+  ASSERT_OK_AND_ASSIGN(size_t first,
+                       file->SendTo(0, content.size(), pipe_fds[1]));
+  EXPECT_GT(first, 0u);
+  EXPECT_LT(first, content.size());  // a pipe holds 64 KiB
+  EXPECT_EQ(Drain(pipe_fds[0], first), content.substr(0, first));
+  // Resumed where it stopped, the bytes continue.
+  ASSERT_OK_AND_ASSIGN(size_t second,
+                       file->SendTo(first, content.size(), pipe_fds[1]));
+  EXPECT_GT(second, 0u);
+  EXPECT_EQ(Drain(pipe_fds[0], second), content.substr(first, second));
+  ::close(pipe_fds[0]);
+  ::close(pipe_fds[1]);
+}
+
+TEST_F(PosixFileSystemTest, SendToAClosedPeerFailsNamingTheFile) {
+  const std::string path = Path("a.log");
+  MakeFile(path, "0123456789");
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<ReadableFile> file,
+                       FileOpener::OpenForRead(fs_, path));
+  int pipe_fds[2];
+  ASSERT_EQ(::pipe(pipe_fds), 0);
+  ::close(pipe_fds[0]);
+  struct sigaction ignore = {};
+  ignore.sa_handler = SIG_IGN;
+  struct sigaction previous;
+  ASSERT_EQ(::sigaction(SIGPIPE, &ignore, &previous), 0);
+  const absl::StatusOr<size_t> sent = file->SendTo(0, 10, pipe_fds[1]);
+  EXPECT_FALSE(sent.ok());
+  EXPECT_THAT(sent.status().message(),
+              AllOf(HasSubstr(path), HasSubstr("pipe")));
+  ::sigaction(SIGPIPE, &previous, nullptr);
+  ::close(pipe_fds[1]);
+}
+
 TEST_F(PosixFileSystemTest, ReadAtOfHugeOffsetIsInvalidArgument) {
   const std::string path = Path("a.log");
   MakeFile(path, "x");

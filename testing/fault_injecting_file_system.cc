@@ -139,6 +139,16 @@ class FaultInjectingFileSystem::ReadOnlyFile final : public fs::ReadableFile {
     return fs_->HandleReadAt(epoch_, *base_, offset, n, dst);
   }
 
+  absl::StatusOr<size_t> SendTo(uint64_t offset, size_t n,
+                                int out_fd) const override {
+    return fs_->HandleSendTo(epoch_, *base_, offset, n, out_fd);
+  }
+
+  // A hint with no effect on what reads return: no fault applies.
+  void Prefetch(uint64_t offset, size_t n) const override {
+    base_->Prefetch(offset, n);
+  }
+
   absl::StatusOr<uint64_t> Size() const override {
     return fs_->HandleSize(epoch_, *base_);
   }
@@ -168,6 +178,16 @@ class FaultInjectingFileSystem::File final : public fs::WritableFile {
   absl::StatusOr<size_t> ReadAt(uint64_t offset, size_t n,
                                 char* dst) const override {
     return fs_->HandleReadAt(epoch_, *base_, offset, n, dst);
+  }
+
+  absl::StatusOr<size_t> SendTo(uint64_t offset, size_t n,
+                                int out_fd) const override {
+    return fs_->HandleSendTo(epoch_, *base_, offset, n, out_fd);
+  }
+
+  // A hint with no effect on what reads return: no fault applies.
+  void Prefetch(uint64_t offset, size_t n) const override {
+    base_->Prefetch(offset, n);
   }
 
   absl::StatusOr<uint64_t> Size() const override {
@@ -319,6 +339,19 @@ absl::StatusOr<size_t> FaultInjectingFileSystem::HandleReadAt(
       FsOp::kRead, base.path(),
       absl::StrCat("read ", Quote(base.path()), " at offset ", offset)));
   return base.ReadAt(offset, n, dst);
+}
+
+absl::StatusOr<size_t> FaultInjectingFileSystem::HandleSendTo(
+    uint64_t epoch, const fs::ReadableFile& base, uint64_t offset, size_t n,
+    int out_fd) {
+  // A transfer is a read of the file: the same faults apply, and a handle
+  // from before a simulated power loss is dead for it too.
+  absl::MutexLock lock(&mu_);
+  if (epoch_ != epoch) return DeadHandleError("send", base.path());
+  KAAS_RETURN_IF_ERROR(CheckFault(
+      FsOp::kRead, base.path(),
+      absl::StrCat("send ", Quote(base.path()), " at offset ", offset)));
+  return base.SendTo(offset, n, out_fd);
 }
 
 absl::StatusOr<uint64_t> FaultInjectingFileSystem::HandleSize(

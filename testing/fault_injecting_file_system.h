@@ -283,10 +283,14 @@ class FaultInjectingFileSystem final : public fs::FileSystemWrapper {
     size_t torn_write_bytes;
   };
 
-  // ReadAt and Size of the handles opened in crash epoch `epoch`.
+  // ReadAt, SendTo and Size of the handles opened in crash epoch `epoch`.
   absl::StatusOr<size_t> HandleReadAt(uint64_t epoch,
                                       const fs::ReadableFile& base,
                                       uint64_t offset, size_t n, char* dst)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  absl::StatusOr<size_t> HandleSendTo(uint64_t epoch,
+                                      const fs::ReadableFile& base,
+                                      uint64_t offset, size_t n, int out_fd)
       ABSL_LOCKS_EXCLUDED(mu_);
   absl::StatusOr<uint64_t> HandleSize(uint64_t epoch,
                                       const fs::ReadableFile& base)
