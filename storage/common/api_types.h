@@ -21,6 +21,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/cord.h"
 #include "base/status_future.h"
+#include "storage/common/record_regions.h"
 
 namespace kaas {
 
@@ -100,9 +101,12 @@ struct AbortedTransaction {
   }
 };
 
-struct ReadResult {
-  // Whole batches, byte-exact as stored (no copy of what was read).
-  absl::Cord records;
+// What a read returns, with the records as `Records`: absl::Cord (Read: the
+// bytes) or RecordRegions (ReadRegions: references for a zero-copy send).
+template <typename Records>
+struct BasicReadResult {
+  // Whole batches, byte-exact as stored.
+  Records records;
   int64_t batches = 0;
   // One past the last returned batch's last offset (the next fetch offset).
   int64_t next_offset = 0;
@@ -114,6 +118,11 @@ struct ReadResult {
   // range, in first-offset order.
   std::vector<AbortedTransaction> aborted_transactions;
 };
+
+// Read's answer: the bytes (no copy of what was read from the file).
+using ReadResult = BasicReadResult<absl::Cord>;
+// ReadRegions' answer: file ranges, for StorageEngine::ReadRegions.
+using RegionReadResult = BasicReadResult<RecordRegions>;
 
 // Kafka ListOffsets answer; {-1, -1} when no record matches.
 struct OffsetAndTimestamp {

@@ -397,6 +397,14 @@ absl::StatusOr<ReadResult> DiskEngine::Read(const TopicPartition& tp,
   return EnsureStorageError(partition->Read(offset, max_bytes, isolation));
 }
 
+absl::StatusOr<RegionReadResult> DiskEngine::ReadRegions(
+    const TopicPartition& tp, int64_t offset, size_t max_bytes,
+    Isolation isolation) {
+  KAAS_ASSIGN_OR_RETURN(std::shared_ptr<Partition> partition, Led(tp));
+  return EnsureStorageError(
+      partition->ReadRegions(offset, max_bytes, isolation));
+}
+
 absl::StatusOr<int64_t> DiskEngine::HighWatermark(const TopicPartition& tp) {
   KAAS_ASSIGN_OR_RETURN(std::shared_ptr<Partition> partition, Led(tp));
   return partition->HighWatermark();

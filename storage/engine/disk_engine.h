@@ -154,6 +154,9 @@ class DiskEngine final : public StorageEngine,
   absl::StatusOr<ReadResult> Read(const TopicPartition& tp, int64_t offset,
                                   size_t max_bytes,
                                   Isolation isolation) override;
+  absl::StatusOr<RegionReadResult> ReadRegions(const TopicPartition& tp,
+                                               int64_t offset, size_t max_bytes,
+                                               Isolation isolation) override;
   absl::StatusOr<int64_t> HighWatermark(const TopicPartition& tp) override;
   absl::StatusOr<int64_t> LogStartOffset(const TopicPartition& tp) override;
   absl::StatusOr<int64_t> LastStableOffset(const TopicPartition& tp) override;

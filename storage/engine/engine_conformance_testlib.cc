@@ -3,6 +3,8 @@
 
 #include "storage/engine/engine_conformance_testlib.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <optional>
@@ -168,6 +170,8 @@ void EngineConformanceTest::ExpectNotLed(const TopicPartition& tp) {
   EXPECT_THAT(engine().Append(tp, 1, Acks::kAll, Batch()), not_leader);
   EXPECT_THAT(engine().Read(tp, 0, 1024, Isolation::kReadUncommitted),
               not_leader);
+  EXPECT_THAT(engine().ReadRegions(tp, 0, 1024, Isolation::kReadUncommitted),
+              not_leader);
   EXPECT_THAT(engine().HighWatermark(tp), not_leader);
   EXPECT_THAT(engine().LogStartOffset(tp), not_leader);
   EXPECT_THAT(engine().LastStableOffset(tp), not_leader);
@@ -329,6 +333,57 @@ TEST_P(EngineConformanceTest, FirstBatchIsWholeEvenWhenLargerThanMaxBytes) {
                                      Isolation::kReadUncommitted));
   EXPECT_EQ(both.batches, 2);
   EXPECT_EQ(both.next_offset, 2);
+}
+
+// ReadRegions answers exactly what Read does, as references: for every
+// offset, budget and isolation, across segments (each take-over rolls one),
+// and the regions send the same bytes to a socket.
+TEST_P(EngineConformanceTest, ReadRegionsHoldWhatReadReturns) {
+  const TopicPartition tp = Orders();
+  for (int64_t epoch = 1; epoch <= 3; ++epoch) {
+    Lead(tp, epoch);
+    ASSERT_FALSE(HasFatalFailure());
+    for (int i = 0; i < 4; ++i) {
+      MustAppend(tp, Batch(1 + i % 3, 40 + 300 * i, -1, epoch * 10 + i), epoch);
+    }
+  }
+  ASSERT_OK_AND_ASSIGN(const int64_t high_watermark,
+                       engine().HighWatermark(tp));
+  int pipe_fds[2];
+  ASSERT_EQ(::pipe(pipe_fds), 0);
+  for (Isolation isolation :
+       {Isolation::kReadUncommitted, Isolation::kReadCommitted}) {
+    for (size_t max_bytes :
+         {size_t{1}, size_t{700}, size_t{3000}, size_t{1} << 20}) {
+      for (int64_t offset = 0; offset <= high_watermark; ++offset) {
+        SCOPED_TRACE(absl::StrCat("offset ", offset, " max_bytes ", max_bytes));
+        ASSERT_OK_AND_ASSIGN(ReadResult read,
+                             engine().Read(tp, offset, max_bytes, isolation));
+        ASSERT_OK_AND_ASSIGN(
+            RegionReadResult regions,
+            engine().ReadRegions(tp, offset, max_bytes, isolation));
+        EXPECT_EQ(regions.batches, read.batches);
+        EXPECT_EQ(regions.next_offset, read.next_offset);
+        EXPECT_EQ(regions.high_watermark, read.high_watermark);
+        EXPECT_EQ(regions.last_stable_offset, read.last_stable_offset);
+        EXPECT_EQ(regions.log_start_offset, read.log_start_offset);
+        EXPECT_EQ(regions.records.size(), read.records.size());
+        EXPECT_THAT(regions.records.ToCord(), IsOkAndHolds(read.records));
+        // The whole read fits the pipe (64 KiB).
+        ASSERT_THAT(regions.records.SendTo(pipe_fds[1]),
+                    IsOkAndHolds(read.records.size()));
+        std::string sent(read.records.size(), '\0');
+        ASSERT_EQ(::read(pipe_fds[0], sent.data(), sent.size()),
+                  static_cast<ssize_t>(sent.size()));
+        EXPECT_EQ(sent, std::string(read.records));
+      }
+    }
+  }
+  ::close(pipe_fds[0]);
+  ::close(pipe_fds[1]);
+  EXPECT_THAT(engine().ReadRegions(tp, high_watermark + 1, 1024,
+                                   Isolation::kReadUncommitted),
+              HasStorageError(StorageErrorCode::kOffsetOutOfRange));
 }
 
 TEST_P(EngineConformanceTest, ReadingAtTheHighWatermarkIsEmpty) {

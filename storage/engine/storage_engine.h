@@ -123,6 +123,18 @@ class StorageEngine {
                                           int64_t offset, size_t max_bytes,
                                           Isolation isolation) = 0;
 
+  // Read's batches as references for a zero-copy send to a socket
+  // (storage/common/record_regions.h: RecordRegions::SendTo uses sendfile,
+  // and holding the result keeps its segment files open, so send it and
+  // drop it). Same bounds, errors and thread rules as Read; an error of a
+  // file found while sending (kDataLoss, I/O) is the transfer's. The default
+  // holds Read's bytes (the in-memory engine); DiskEngine locates the
+  // batches by their headers and reads none of their bytes.
+  virtual absl::StatusOr<RegionReadResult> ReadRegions(const TopicPartition& tp,
+                                                       int64_t offset,
+                                                       size_t max_bytes,
+                                                       Isolation isolation);
+
   // Offsets of a led partition (lock-free). Errors: kNotLeader, kMigrating.
   virtual absl::StatusOr<int64_t> HighWatermark(const TopicPartition& tp) = 0;
   virtual absl::StatusOr<int64_t> LogStartOffset(const TopicPartition& tp) = 0;

@@ -140,19 +140,20 @@ std::vector<ProducerDescription> DescribeProducerState(
 }
 
 absl::StatusOr<int64_t> FetchBound(absl::string_view partition, int64_t offset,
-                                   const ReadResult& result,
+                                   int64_t log_start_offset,
+                                   int64_t high_watermark,
+                                   int64_t last_stable_offset,
+                                   int64_t log_end_offset,
                                    Isolation isolation) {
-  const int64_t upper = isolation == Isolation::kReplica
-                            ? result.log_end_offset
-                            : result.high_watermark;
-  if (offset < result.log_start_offset || offset > upper) {
+  const int64_t upper =
+      isolation == Isolation::kReplica ? log_end_offset : high_watermark;
+  if (offset < log_start_offset || offset > upper) {
     return StorageError(
         StorageErrorCode::kOffsetOutOfRange,
         absl::StrFormat("%s: offset %d is outside the log [%d, %d]", partition,
-                        offset, result.log_start_offset, upper));
+                        offset, log_start_offset, upper));
   }
-  return isolation == Isolation::kReadCommitted ? result.last_stable_offset
-                                                : upper;
+  return isolation == Isolation::kReadCommitted ? last_stable_offset : upper;
 }
 
 absl::StatusOr<RecordBatchView> ParseForAppend(absl::string_view bytes,

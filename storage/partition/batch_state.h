@@ -128,8 +128,18 @@ std::vector<ProducerDescription> DescribeProducerState(
 // offset for read_committed, the log end for a replica, else the high
 // watermark.
 absl::StatusOr<int64_t> FetchBound(absl::string_view partition, int64_t offset,
-                                   const ReadResult& result,
-                                   Isolation isolation);
+                                   int64_t log_start_offset,
+                                   int64_t high_watermark,
+                                   int64_t last_stable_offset,
+                                   int64_t log_end_offset, Isolation isolation);
+template <typename Records>
+absl::StatusOr<int64_t> FetchBound(absl::string_view partition, int64_t offset,
+                                   const BasicReadResult<Records>& result,
+                                   Isolation isolation) {
+  return FetchBound(partition, offset, result.log_start_offset,
+                    result.high_watermark, result.last_stable_offset,
+                    result.log_end_offset, isolation);
+}
 
 // Kafka ListOffsets special timestamps.
 inline constexpr int64_t kListOffsetsLatest = -1;

@@ -352,6 +352,12 @@ class Partition : public std::enable_shared_from_this<Partition> {
   absl::StatusOr<ReadResult> Read(int64_t offset, size_t max_bytes,
                                   Isolation isolation);
 
+  // Read's batches as file ranges, located by their headers and not read
+  // (storage/common/record_regions.h): for a zero-copy send to a socket.
+  // Same bounds, errors and compaction retries as Read.
+  absl::StatusOr<RegionReadResult> ReadRegions(int64_t offset, size_t max_bytes,
+                                               Isolation isolation);
+
   int64_t HighWatermark() const;
   int64_t LogStartOffset() const;
   int64_t LastStableOffset() const;
@@ -593,12 +599,22 @@ class Partition : public std::enable_shared_from_this<Partition> {
     std::shared_ptr<const SegmentList> segments;
   };
   ReadView TakeReadView() const;
-  // One Read over one read view; sets `*replaced` (and fails) when a
+  // Read and ReadRegions: ReadOnce, retried while compaction replaces the
+  // segments under it. `Result` is ReadResult or RegionReadResult
+  // (partition_read.cc instantiates both).
+  template <typename Result>
+  absl::StatusOr<Result> ReadWithRetries(int64_t offset, size_t max_bytes,
+                                         Isolation isolation);
+  // One read over one read view; sets `*replaced` (and fails) when a
   // segment of the view was replaced by compaction before the read opened
   // it.
-  absl::StatusOr<ReadResult> ReadOnce(int64_t offset, size_t max_bytes,
-                                      Isolation isolation, bool* replaced);
-  void RecordRead(const ReadResult& result, const Stopwatch& stopwatch);
+  template <typename Result>
+  absl::StatusOr<Result> ReadOnce(int64_t offset, size_t max_bytes,
+                                  Isolation isolation, bool* replaced);
+  // `records` is the number of records read (offsets spanned for regions,
+  // whose record counts are not read).
+  void RecordRead(int64_t batches, int64_t records, uint64_t bytes,
+                  const Stopwatch& stopwatch);
   // Whether the published list is no longer `seen` (waiting out a
   // compaction swap's rename if one is under way).
   bool WaitForReplacement(const std::shared_ptr<const SegmentList>& seen) const

@@ -43,6 +43,26 @@ int64_t CountRecords(absl::string_view bytes) {
   return records;
 }
 
+// A segment file as the source of a zero-copy range: the segment's read
+// handle, shared, so the descriptor stays open while regions hold it.
+class SegmentFileSource final : public RecordSource {
+ public:
+  explicit SegmentFileSource(std::shared_ptr<const fs::ReadableFile> file)
+      : file_(std::move(file)) {}
+  absl::StatusOr<size_t> ReadAt(uint64_t position, size_t n,
+                                char* dst) const override {
+    return file_->ReadAt(position, n, dst);
+  }
+  absl::StatusOr<size_t> SendTo(uint64_t position, size_t n,
+                                int out_fd) const override {
+    return file_->SendTo(position, n, out_fd);
+  }
+  const std::string& name() const override { return file_->path(); }
+
+ private:
+  const std::shared_ptr<const fs::ReadableFile> file_;
+};
+
 }  // namespace
 
 absl::Status Partition::DeletedWhileReading(int64_t offset) const {
@@ -75,8 +95,75 @@ Partition::ReadView Partition::TakeReadView() const {
   return view;
 }
 
+namespace {
+
+// How Read and ReadRegions differ: what a segment gives (read bytes or a
+// located file range) and how a result holds it.
+template <typename Result>
+struct SegmentReads;
+
+template <>
+struct SegmentReads<ReadResult> {
+  using Piece = segment::BatchReadResult;
+  static absl::StatusOr<Piece> Read(segment::Segment& segment, int64_t offset,
+                                    int64_t end_offset, size_t max_bytes) {
+    return segment.Read(offset, end_offset, max_bytes);
+  }
+  static const segment::BatchReadResult& Walk(const Piece& piece) {
+    return piece;
+  }
+  static void Append(Piece piece, ReadResult* result) {
+    auto holder = std::make_shared<segment::BatchReadResult>(std::move(piece));
+    result->records.Append(absl::MakeCordFromExternal(
+        holder->batches_view(), [holder](absl::string_view) {}));
+  }
+  static int64_t Records(const ReadResult& result, int64_t) {
+    int64_t records = 0;
+    for (absl::string_view chunk : result.records.Chunks()) {
+      records += CountRecords(chunk);
+    }
+    return records;
+  }
+};
+
+template <>
+struct SegmentReads<RegionReadResult> {
+  using Piece = segment::LocatedBatches;
+  static absl::StatusOr<Piece> Read(segment::Segment& segment, int64_t offset,
+                                    int64_t end_offset, size_t max_bytes) {
+    return segment.Locate(offset, end_offset, max_bytes);
+  }
+  static const segment::BatchReadResult& Walk(const Piece& piece) {
+    return piece.walk;
+  }
+  static void Append(Piece piece, RegionReadResult* result) {
+    const uint64_t position = piece.walk.first_position;
+    result->records.Append(
+        std::make_shared<SegmentFileSource>(std::move(piece.file)), position,
+        piece.walk.next_position - position);
+  }
+  static int64_t Records(const RegionReadResult& result, int64_t offset) {
+    return result.next_offset - offset;
+  }
+};
+
+}  // namespace
+
 absl::StatusOr<ReadResult> Partition::Read(int64_t offset, size_t max_bytes,
                                            Isolation isolation) {
+  return ReadWithRetries<ReadResult>(offset, max_bytes, isolation);
+}
+
+absl::StatusOr<RegionReadResult> Partition::ReadRegions(int64_t offset,
+                                                        size_t max_bytes,
+                                                        Isolation isolation) {
+  return ReadWithRetries<RegionReadResult>(offset, max_bytes, isolation);
+}
+
+template <typename Result>
+absl::StatusOr<Result> Partition::ReadWithRetries(int64_t offset,
+                                                  size_t max_bytes,
+                                                  Isolation isolation) {
   KAAS_RETURN_IF_ERROR(CheckReadable());
   const Stopwatch stopwatch;
   // A compaction swap replaces segments under a read that has not opened
@@ -86,10 +173,14 @@ absl::StatusOr<ReadResult> Partition::Read(int64_t offset, size_t max_bytes,
   constexpr int kAttempts = 4;
   for (int attempt = 1;; ++attempt) {
     bool replaced = false;
-    absl::StatusOr<ReadResult> result =
-        ReadOnce(offset, max_bytes, isolation, &replaced);
+    absl::StatusOr<Result> result =
+        ReadOnce<Result>(offset, max_bytes, isolation, &replaced);
     if (!replaced) {
-      if (result.ok()) RecordRead(*result, stopwatch);
+      if (result.ok()) {
+        RecordRead(result->batches,
+                   SegmentReads<Result>::Records(*result, offset),
+                   result->records.size(), stopwatch);
+      }
       return result;
     }
     if (attempt == kAttempts) {
@@ -102,28 +193,25 @@ absl::StatusOr<ReadResult> Partition::Read(int64_t offset, size_t max_bytes,
   }
 }
 
-void Partition::RecordRead(const ReadResult& result,
+void Partition::RecordRead(int64_t batches, int64_t records, uint64_t bytes,
                            const Stopwatch& stopwatch) {
   for (StorageStats* stats : StatsSinks()) {
     stats->read_calls.fetch_add(1, std::memory_order_relaxed);
-    stats->read_batches.fetch_add(result.batches, std::memory_order_relaxed);
-    int64_t records = 0;
-    for (absl::string_view chunk : result.records.Chunks()) {
-      records += CountRecords(chunk);
-    }
+    stats->read_batches.fetch_add(batches, std::memory_order_relaxed);
     stats->read_records.fetch_add(records, std::memory_order_relaxed);
-    stats->read_bytes.fetch_add(result.records.size(),
-                                std::memory_order_relaxed);
+    stats->read_bytes.fetch_add(bytes, std::memory_order_relaxed);
     stats->read_latency.Record(stopwatch.Elapsed());
   }
 }
 
-absl::StatusOr<ReadResult> Partition::ReadOnce(int64_t offset, size_t max_bytes,
-                                               Isolation isolation,
-                                               bool* replaced) {
+template <typename Result>
+absl::StatusOr<Result> Partition::ReadOnce(int64_t offset, size_t max_bytes,
+                                           Isolation isolation,
+                                           bool* replaced) {
+  using Reads = SegmentReads<Result>;
   const ReadView view = TakeReadView();
   const SegmentList* segments = view.segments.get();
-  ReadResult result;
+  Result result;
   result.log_start_offset = view.log_start_offset;
   result.high_watermark = view.high_watermark;
   result.last_stable_offset = view.last_stable_offset;
@@ -145,8 +233,8 @@ absl::StatusOr<ReadResult> Partition::ReadOnce(int64_t offset, size_t max_bytes,
       end = std::min(end, (*segments)[i + 1]->base_offset());
     }
     if (result.next_offset >= end) continue;
-    absl::StatusOr<segment::BatchReadResult> read =
-        segment->Read(result.next_offset, end, budget);
+    absl::StatusOr<typename Reads::Piece> read =
+        Reads::Read(*segment, result.next_offset, end, budget);
     if (!read.ok()) {
       // Leadership given up while reading: the segments are closed for
       // reads (no descriptor is opened after Relinquish).
@@ -167,28 +255,27 @@ absl::StatusOr<ReadResult> Partition::ReadOnce(int64_t offset, size_t max_bytes,
           StorageErrorCode::kStorageError,
           absl::StrCat("read ", dir_, ": ", read.status().message()));
     }
-    absl::string_view bytes = read->batches_view();
-    if (result.batches > 0 && bytes.size() > budget) {
+    const segment::BatchReadResult& walk = Reads::Walk(*read);
+    const uint64_t bytes =
+        walk.batches > 0 ? walk.next_position - walk.first_position : 0;
+    if (result.batches > 0 && bytes > budget) {
       break;  // the first batch of the next segment does not fit
     }
-    if (!bytes.empty()) {
-      auto holder =
-          std::make_shared<segment::BatchReadResult>(*std::move(read));
-      absl::string_view view = holder->batches_view();
-      result.records.Append(
-          absl::MakeCordFromExternal(view, [holder](absl::string_view) {}));
-      result.batches += holder->batches;
-      result.next_offset = holder->next_offset;
+    if (bytes > 0) {
+      result.batches += walk.batches;
+      result.next_offset = walk.next_offset;
       // A segment read to its end continues at the next segment's base,
       // even when its batches end below it (offsets lost to damage, which
       // recovery reported: a gap, as compaction leaves).
-      if (holder->reached_end) {
+      const bool reached_end = walk.reached_end;
+      if (reached_end) {
         result.next_offset = std::max(result.next_offset, end);
       }
-      budget -= std::min(budget, view.size());
-      if (!holder->reached_end || budget == 0) break;
+      budget -= std::min<uint64_t>(budget, bytes);
+      Reads::Append(*std::move(read), &result);
+      if (!reached_end || budget == 0) break;
     } else {
-      if (!read->reached_end) break;
+      if (!walk.reached_end) break;
       result.next_offset = std::max(result.next_offset, end);
     }
   }

@@ -91,9 +91,34 @@ absl::StatusOr<BatchReadResult> ReadBatches(const fs::ReadableFile& file,
   result.next_offset = request.offset;
   // The common case: one read covering the hint, the distance to the wanted
   // batch (about one index interval) and max_bytes.
+  // A locating walk reads headers only: a lookahead window while batches
+  // are small (several headers per read), one header once they are larger.
+  uint64_t last_batch_size = 0;
+  auto header_window = [&] {
+    return last_batch_size >= request.lookahead_bytes
+               ? uint64_t{kWalkedHeaderSize}
+               : std::max<uint64_t>(request.lookahead_bytes, kWalkedHeaderSize);
+  };
   const uint64_t first_read_bytes =
       std::min(request.end_position - request.hint_position,
-               SaturatingAdd(request.lookahead_bytes, request.max_bytes));
+               request.locate_only
+                   ? header_window()
+                   : SaturatingAdd(request.lookahead_bytes, request.max_bytes));
+  if (request.locate_only) {
+    // The headers lie one per batch across the whole range: where batches
+    // are large and the range is not cached, each header read would be a
+    // small synchronous read of its own. Asking for the range up front has
+    // the kernel read it in large requests, which the send then finds
+    // cached; asking for as much again after it keeps the next sequential
+    // fetch's reads in flight meanwhile (what the kernel's own readahead
+    // does for a sequential reader, and does not do for these header reads).
+    const uint64_t range =
+        SaturatingAdd(request.lookahead_bytes, request.max_bytes);
+    file.Prefetch(request.hint_position,
+                  static_cast<size_t>(
+                      std::min(request.end_position - request.hint_position,
+                               SaturatingAdd(range, range))));
+  }
   Window window;
   KAAS_RETURN_IF_ERROR(
       ReadWindow(file, request.hint_position, first_read_bytes, &window));
@@ -116,11 +141,13 @@ absl::StatusOr<BatchReadResult> ReadBatches(const fs::ReadableFile& file,
     if (!window.Holds(position, kWalkedHeaderSize)) {
       // Past what was read: stop if batches were returned (the budget is
       // spent), else the hint was far from the wanted batch: read on.
-      if (result.batches > 0) break;
+      if (result.batches > 0 && !request.locate_only) break;
       KAAS_RETURN_IF_ERROR(ReadWindow(
           file, position,
-          std::min(remaining,
-                   SaturatingAdd(request.lookahead_bytes, request.max_bytes)),
+          std::min(remaining, request.locate_only
+                                  ? header_window()
+                                  : SaturatingAdd(request.lookahead_bytes,
+                                                  request.max_bytes)),
           &window));
       if (!window.Holds(position, kWalkedHeaderSize)) {
         return data_loss(position,
@@ -177,6 +204,7 @@ absl::StatusOr<BatchReadResult> ReadBatches(const fs::ReadableFile& file,
     }
     const int64_t next_offset = base_offset + last_offset_delta + 1;
     previous_next_offset = next_offset;
+    last_batch_size = size;
     if (next_offset <= request.offset) {  // ends before the wanted offset
       position += size;
       continue;
@@ -184,7 +212,7 @@ absl::StatusOr<BatchReadResult> ReadBatches(const fs::ReadableFile& file,
     if (result.batches == 0) {
       // The wanted batch: always returned whole (KIP-74), even when larger
       // than max_bytes; the second read happens only here.
-      if (!window.Holds(position, size)) {
+      if (!request.locate_only && !window.Holds(position, size)) {
         KAAS_RETURN_IF_ERROR(ReadWindow(
             file, position,
             std::min(remaining, std::max<uint64_t>(size, request.max_bytes)),
@@ -197,9 +225,10 @@ absl::StatusOr<BatchReadResult> ReadBatches(const fs::ReadableFile& file,
         }
       }
       returned_from = position;
+      result.first_position = position;
       result.begin = static_cast<size_t>(position - window.position);
     } else if (position + size - returned_from > request.max_bytes ||
-               !window.Holds(position, size)) {
+               (!request.locate_only && !window.Holds(position, size))) {
       break;
     }
     ++result.batches;
@@ -208,7 +237,7 @@ absl::StatusOr<BatchReadResult> ReadBatches(const fs::ReadableFile& file,
     result.end = static_cast<size_t>(position - window.position);
   }
   result.next_position = position;
-  if (result.batches > 0) {
+  if (result.batches > 0 && !request.locate_only) {
     result.buffer = std::move(window.bytes);
   } else {
     result.begin = result.end = 0;

@@ -31,6 +31,10 @@
 // I/O errors pass through. CRCs are not verified on reads: recovery verified
 // the bytes.
 //
+// With `locate_only` the same walk reads headers only (one small read per
+// batch where batches are larger than lookahead_bytes), checks the same
+// things, and returns the file range of the batches instead of their bytes.
+//
 // Thread-safety: uses only its arguments (ReadableFile::ReadAt is
 // thread-safe).
 
@@ -57,6 +61,12 @@ struct BatchReadRequest {
   // Extra bytes read past `max_bytes` so that the distance from the hint to
   // the wanted batch usually fits the first read (the index interval).
   size_t lookahead_bytes = 4096;
+  // Locate the batches without reading them: the walk reads only headers
+  // (a lookahead_bytes window where batches are small, one header where they
+  // are large) and the result names the file range [first_position,
+  // next_position) with an empty buffer, for a caller that sends the range
+  // to a socket (sendfile) instead of copying it.
+  bool locate_only = false;
 };
 
 struct BatchReadResult {
@@ -69,6 +79,9 @@ struct BatchReadResult {
   // One past the last returned batch's last offset (== request.offset when
   // nothing was returned).
   int64_t next_offset = 0;
+  // File position of the first returned batch (0 when nothing was returned):
+  // the batches are file bytes [first_position, next_position).
+  uint64_t first_position = 0;
   // Position just past the last returned batch (where a continuation starts);
   // when nothing was returned, where the walk stopped.
   uint64_t next_position = 0;

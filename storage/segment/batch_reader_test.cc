@@ -93,6 +93,7 @@ class CountingFile : public fs::ReadableFile {
   absl::StatusOr<size_t> ReadAt(uint64_t offset, size_t n,
                                 char* dst) const override {
     ++reads_;
+    bytes_asked_ += n;
     furthest_ = std::max(furthest_, offset + n);
     if (fail_) return absl::InternalError("injected read error");
     return file_.ReadAt(offset, n, dst);
@@ -101,12 +102,14 @@ class CountingFile : public fs::ReadableFile {
   const std::string& path() const override { return file_.path(); }
 
   int reads() const { return reads_; }
+  uint64_t bytes_asked() const { return bytes_asked_; }
   uint64_t furthest() const { return furthest_; }
   void Fail() { fail_ = true; }
 
  private:
   const fs::ReadableFile& file_;
   mutable int reads_ = 0;
+  mutable uint64_t bytes_asked_ = 0;
   mutable uint64_t furthest_ = 0;
   bool fail_ = false;
 };
@@ -472,6 +475,65 @@ TEST_F(BatchReaderTest, ReadErrorsPassThrough) {
   EXPECT_THAT(
       Read(Request(log, OffsetIndex(kBase), log.offsets[4], kUnlimited)),
       StatusIs(absl::StatusCode::kInternal, HasSubstr("injected read error")));
+}
+
+// Locating walks the same batches as reading: the same range, counts and
+// stopping reasons, for every offset, budget and index density.
+TEST_F(BatchReaderTest, LocateFindsWhatReadReturns) {
+  const TestLog log = TwentyBatches();
+  Write(log);
+  for (uint64_t interval : {uint64_t{1}, uint64_t{1000}, uint64_t{1} << 40}) {
+    const OffsetIndex index = log.Index(interval);
+    for (size_t max_bytes :
+         {size_t{1}, size_t{700}, size_t{3000}, kUnlimited}) {
+      for (int64_t offset = kBase; offset < log.next_offset; ++offset) {
+        SCOPED_TRACE(absl::StrCat("offset ", offset, " interval ", interval,
+                                  " max_bytes ", max_bytes));
+        BatchReadRequest request = Request(log, index, offset, max_bytes);
+        request.end_offset = log.offsets[17];
+        ASSERT_OK_AND_ASSIGN(BatchReadResult read, Read(request));
+        request.locate_only = true;
+        ASSERT_OK_AND_ASSIGN(BatchReadResult located, Read(request));
+        EXPECT_TRUE(located.buffer.empty());
+        EXPECT_EQ(located.batches, read.batches);
+        EXPECT_EQ(located.next_offset, read.next_offset);
+        EXPECT_EQ(located.next_position, read.next_position);
+        EXPECT_EQ(located.reached_end, read.reached_end);
+        if (read.batches > 0) {
+          EXPECT_EQ(
+              log.bytes.substr(located.first_position,
+                               located.next_position - located.first_position),
+              read.batches_view());
+        }
+      }
+    }
+  }
+}
+
+TEST_F(BatchReaderTest, LocateOfLargeBatchesReadsOneHeaderEach) {
+  TestLog log;
+  for (int i = 0; i < 8; ++i) log.Add(2, 8000);  // ~16 KiB batches
+  Write(log);
+  BatchReadRequest request =
+      Request(log, OffsetIndex(kBase), kBase, kUnlimited);
+  request.locate_only = true;
+  ASSERT_OK_AND_ASSIGN(BatchReadResult located, Read(request));
+  EXPECT_EQ(located.batches, 8);
+  EXPECT_EQ(located.next_position, log.bytes.size());
+  // The first read is a lookahead window; after it one header per batch.
+  EXPECT_LE(counting_->bytes_asked(), request.lookahead_bytes + 8 * 64);
+  EXPECT_LE(counting_->reads(), 9);
+}
+
+TEST_F(BatchReaderTest, LocateChecksHeadersAsReadDoes) {
+  TestLog log = TwentyBatches();
+  log.bytes[log.positions[7] + layout::kMagic] = 1;
+  Write(log);
+  BatchReadRequest request =
+      Request(log, OffsetIndex(kBase), kBase, kUnlimited);
+  request.locate_only = true;
+  EXPECT_THAT(Read(request), StatusIs(absl::StatusCode::kDataLoss,
+                                      HasSubstr("magic 1, expected 2")));
 }
 
 }  // namespace

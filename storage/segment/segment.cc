@@ -706,8 +706,28 @@ absl::StatusOr<BatchReadResult> Segment::Read(int64_t offset,
                                               size_t max_bytes) {
   KAAS_ASSIGN_OR_RETURN(std::shared_ptr<const SegmentReadState> state,
                         ReadState());
-  absl::StatusOr<BatchReadResult> result =
-      ReadWithRetry(std::move(state), offset, end_offset, max_bytes);
+  return WalkForRead(std::move(state), offset, end_offset, max_bytes,
+                     /*locate_only=*/false);
+}
+
+absl::StatusOr<LocatedBatches> Segment::Locate(int64_t offset,
+                                               int64_t end_offset,
+                                               size_t max_bytes) {
+  KAAS_ASSIGN_OR_RETURN(std::shared_ptr<const SegmentReadState> state,
+                        ReadState());
+  LocatedBatches located;
+  located.file = state->file;
+  KAAS_ASSIGN_OR_RETURN(
+      located.walk, WalkForRead(std::move(state), offset, end_offset, max_bytes,
+                                /*locate_only=*/true));
+  return located;
+}
+
+absl::StatusOr<BatchReadResult> Segment::WalkForRead(
+    std::shared_ptr<const SegmentReadState> state, int64_t offset,
+    int64_t end_offset, size_t max_bytes, bool locate_only) {
+  absl::StatusOr<BatchReadResult> result = ReadWithRetry(
+      std::move(state), offset, end_offset, max_bytes, locate_only);
   const int64_t unreadable = unreadable_from_.load(std::memory_order_acquire);
   if (unreadable >= 0 && result.ok() && result->next_offset >= unreadable &&
       unreadable < next_offset()) {
@@ -721,7 +741,7 @@ absl::StatusOr<BatchReadResult> Segment::Read(int64_t offset,
 
 absl::StatusOr<BatchReadResult> Segment::ReadWithRetry(
     std::shared_ptr<const SegmentReadState> state, int64_t offset,
-    int64_t end_offset, size_t max_bytes) {
+    int64_t end_offset, size_t max_bytes, bool locate_only) {
   for (int attempt = 0;; ++attempt) {
     // A retry after a bad index walks from the segment start.
     OffsetIndexEntry hint = attempt == 0 ? state->index->Lookup(offset)
@@ -735,6 +755,7 @@ absl::StatusOr<BatchReadResult> Segment::ReadWithRetry(
     request.end_offset = next >= 0 ? std::min(end_offset, next) : end_offset;
     request.max_bytes = max_bytes;
     request.lookahead_bytes = index_interval_bytes_;
+    request.locate_only = locate_only;
     absl::StatusOr<BatchReadResult> result = ReadBatches(*state->file, request);
     if (result.ok() || !absl::IsDataLoss(result.status()) || attempt > 0) {
       return result;

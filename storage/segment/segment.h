@@ -108,6 +108,12 @@ struct SegmentRecovery {
 };
 
 // A batch found by timestamp.
+// Batches of a segment as a range of its open file (Segment::Locate).
+struct LocatedBatches {
+  BatchReadResult walk;
+  std::shared_ptr<const fs::ReadableFile> file;
+};
+
 struct TimestampHit {
   int64_t offset = 0;     // base offset of the first batch with
                           // maxTimestamp >= the wanted timestamp
@@ -253,6 +259,15 @@ class Segment {
   absl::StatusOr<BatchReadResult> Read(int64_t offset, int64_t end_offset,
                                        size_t max_bytes);
 
+  // What Read would return, located instead of read: the walk reads batch
+  // headers only, and the batches are bytes [walk.first_position,
+  // walk.next_position) of `file` (walk.buffer is empty). Holding `file`
+  // keeps its descriptor open, also after DropReadState or DeleteFiles (the
+  // space of a deleted segment is freed when the last holder lets go), so a
+  // transfer that raced them finishes with it.
+  absl::StatusOr<LocatedBatches> Locate(int64_t offset, int64_t end_offset,
+                                        size_t max_bytes);
+
   // The first batch with maxTimestamp >= `timestamp`, last offset >=
   // `min_offset` and base offset below `end_offset`, if any.
   absl::StatusOr<std::optional<TimestampHit>> FindByTimestamp(
@@ -304,11 +319,15 @@ class Segment {
   // kFailedPrecondition naming `operation`.
   absl::StatusOr<std::shared_ptr<fs::WritableFile>> WriteHandle(
       absl::string_view operation) const;
-  // Read's walk, retried once from the segment start through a rebuilt
-  // index when the index points at the wrong place.
+  // Read's and Locate's walk: ReadWithRetry, then the damage check.
+  absl::StatusOr<BatchReadResult> WalkForRead(
+      std::shared_ptr<const SegmentReadState> state, int64_t offset,
+      int64_t end_offset, size_t max_bytes, bool locate_only);
+  // The walk, retried once from the segment start through a rebuilt index
+  // when the index points at the wrong place.
   absl::StatusOr<BatchReadResult> ReadWithRetry(
       std::shared_ptr<const SegmentReadState> state, int64_t offset,
-      int64_t end_offset, size_t max_bytes);
+      int64_t end_offset, size_t max_bytes, bool locate_only);
   // kDataLoss: `offset` lies in the part past damage found by an index
   // rebuild.
   absl::Status UnreadableError(int64_t offset) const;
