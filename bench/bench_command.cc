@@ -13,6 +13,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "base/status_macros.h"
 #include "bench/bench_report.h"
@@ -35,7 +36,6 @@ constexpr absl::Duration kQuickWarmup = absl::Milliseconds(200);
 constexpr int kDriverThreads = 2;
 constexpr int kProducerCounts[] = {1, 4, 16, 64};
 
-const char* const kScenarioNames[] = {"a", "b", "c", "d", "e", "raw"};
 constexpr int kPartitionCounts[] = {1, 16, 256, 1024};
 
 absl::Status Validate(const BenchOptions& options) {
@@ -43,10 +43,11 @@ absl::Status Validate(const BenchOptions& options) {
     return absl::InvalidArgumentError("the data dir is empty");
   }
   for (const std::string& scenario : options.scenarios) {
-    if (std::find(std::begin(kScenarioNames), std::end(kScenarioNames),
-                  scenario) == std::end(kScenarioNames)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "unknown scenario \"", scenario, "\" (known: a, b, c, d, e, raw)"));
+    const std::vector<std::string>& known = BenchScenarioNames();
+    if (std::find(known.begin(), known.end(), scenario) == known.end()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("unknown scenario \"", scenario,
+                       "\" (known: ", absl::StrJoin(known, ", "), ")"));
     }
   }
   if (options.seconds <= absl::ZeroDuration()) {
@@ -63,12 +64,12 @@ absl::Status Validate(const BenchOptions& options) {
     return absl::InvalidArgumentError(absl::StrCat(
         "unknown format \"", options.format, "\" (known: table, json)"));
   }
-  const bool needs_child = options.scenarios.empty() ||
-                           options.scenarios.count("c") > 0 ||
-                           options.scenarios.count("d") > 0;
+  const bool needs_child =
+      options.scenarios.empty() || options.scenarios.count("c") > 0 ||
+      options.scenarios.count("d") > 0 || options.scenarios.count("f") > 0;
   if (needs_child && options.self_executable.empty()) {
     return absl::InvalidArgumentError(
-        "scenarios c and d need the path of this executable to run their "
+        "scenarios c, d and f need the path of this executable to run their "
         "writer child (self_executable)");
   }
   return absl::OkStatus();
@@ -84,6 +85,11 @@ std::string Summary(const BenchRow& row) {
   }
   if (row.scenario == "c") {
     return absl::StrFormat("%.1f MB/s", row.mb_per_s.value_or(0));
+  }
+  if (row.scenario == "f") {
+    return absl::StrFormat("%.1f MB/s (raw sendfile %.1f MB/s)",
+                           row.mb_per_s.value_or(0),
+                           row.sendfile_mb_per_s.value_or(0));
   }
   return absl::StrFormat("open %.1f ms, take-over %.1f ms, hwm %s",
                          row.open_ms.value_or(0), row.takeover_ms.value_or(0),
@@ -191,6 +197,14 @@ class Runner {
         }
       }
     }
+    if (Selected("f")) {
+      for (const BatchShape& shape : {kBatch16KiB, kBatch1KiB}) {
+        for (CacheState cache : {CacheState::kWarm, CacheState::kCold}) {
+          AddRows(report,
+                  [&] { return RunFetchToSocket(context, shape, cache); });
+        }
+      }
+    }
     return !failed_;
   }
 
@@ -200,11 +214,17 @@ class Runner {
   }
 
   void Add(BenchReport* report, const std::function<BenchRow()>& run) {
+    AddRows(report, [&] { return std::vector<BenchRow>{run()}; });
+  }
+
+  void AddRows(BenchReport* report,
+               const std::function<std::vector<BenchRow>()>& run) {
     const absl::Time start = absl::Now();
-    BenchRow row = run();
-    failed_ |= row.error.has_value();
-    Progress(row.name, Summary(row), start);
-    report->rows.push_back(std::move(row));
+    for (BenchRow& row : run()) {
+      failed_ |= row.error.has_value();
+      Progress(row.name, Summary(row), start);
+      report->rows.push_back(std::move(row));
+    }
   }
 
   void Progress(absl::string_view what, absl::string_view summary,
@@ -220,6 +240,12 @@ class Runner {
 };
 
 }  // namespace
+
+const std::vector<std::string>& BenchScenarioNames() {
+  static const auto* const kNames =
+      new std::vector<std::string>{"a", "b", "c", "d", "e", "f", "raw"};
+  return *kNames;
+}
 
 int RunBench(const BenchOptions& options, std::ostream& out,
              std::ostream& progress) {

@@ -24,7 +24,7 @@ struct BenchOptions {
   // Where every scenario creates its topics and the raw baselines their
   // files. Created if missing; what the benchmark creates is removed after.
   std::string data_dir = "./kaas-data/bench";
-  // Any of "a", "b", "c", "d", "e", "raw"; empty = all.
+  // Any of BenchScenarioNames(); empty = all.
   std::set<std::string> scenarios;
   absl::Duration seconds = absl::Seconds(10);        // measured window
   absl::Duration warmup_seconds = absl::Seconds(1);  // not counted
@@ -49,6 +49,10 @@ struct BenchOptions {
   // 1024.
   std::vector<int> partition_counts_for_test;
 };
+
+// The scenarios a run may select: "a" ... "f" and "raw" (the raw-device
+// baselines).
+const std::vector<std::string>& BenchScenarioNames();
 
 // Runs the selected scenarios, writing one progress line per scenario to
 // `progress` and the report to `out`. Returns the process exit code (0 ok,

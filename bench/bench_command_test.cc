@@ -91,6 +91,8 @@ constexpr const char* kRowFields[] = {
     "open_fds",
     "threads",
     "rss_bytes_per_partition",
+    "path",
+    "sendfile_mb_per_s",
     "error",
 };
 
@@ -118,8 +120,8 @@ TEST_F(BenchCommandTest, RunsEveryCaseAndEmitsOneValidJsonObject) {
   const std::vector<JsonValue>& rows = json.object.at("rows").array;
   // (a) 2 sizes x 4 producer counts, (b) 2 x 3 (flush 1, never, never with
   // record validation), (c) 3, (d) 7, (e) 2 partition counts x 2 producer
-  // counts per partition.
-  ASSERT_EQ(rows.size(), 28u);
+  // counts per partition, (f) 2 sizes x 2 cache states x 2 paths.
+  ASSERT_EQ(rows.size(), 36u);
   std::map<std::string, int> per_scenario;
   std::set<std::string> names;
   for (const JsonValue& row : rows) {
@@ -176,6 +178,15 @@ TEST_F(BenchCommandTest, RunsEveryCaseAndEmitsOneValidJsonObject) {
       EXPECT_THAT(row.object.at("cache").string,
                   ::testing::AnyOf("warm", "cold"));
     }
+    if (scenario == "f") {
+      EXPECT_THAT(row.object.at("path").string,
+                  ::testing::AnyOf("copy", "zero-copy"));
+      EXPECT_TRUE(IsNumber(row.object.at("sendfile_mb_per_s"))) << name;
+      EXPECT_EQ(row.object.at("ratio_to").string, "raw sendfile MB/s");
+    } else {
+      EXPECT_TRUE(row.object.at("path").is_null()) << name;
+      EXPECT_TRUE(row.object.at("sendfile_mb_per_s").is_null()) << name;
+    }
     if (scenario == "d") {
       EXPECT_TRUE(IsNumber(row.object.at("open_ms"))) << name;
       EXPECT_TRUE(IsNumber(row.object.at("takeover_ms"))) << name;
@@ -189,6 +200,7 @@ TEST_F(BenchCommandTest, RunsEveryCaseAndEmitsOneValidJsonObject) {
   EXPECT_EQ(per_scenario["c"], 3);
   EXPECT_EQ(per_scenario["d"], 7);
   EXPECT_EQ(per_scenario["e"], 4);
+  EXPECT_EQ(per_scenario["f"], 8);
 
   // One progress line per case, plus the raw baselines.
   std::vector<std::string> lines =
@@ -197,7 +209,7 @@ TEST_F(BenchCommandTest, RunsEveryCaseAndEmitsOneValidJsonObject) {
   for (const std::string& line : lines) {
     progress_lines += absl::StartsWith(line, "[bench] ");
   }
-  EXPECT_EQ(progress_lines, 29) << progress_.str();
+  EXPECT_EQ(progress_lines, 37) << progress_.str();
 
   // The data dir did not exist: everything, it included, is removed.
   EXPECT_THAT(fs_.Exists(data_dir_), ::kaas::test::IsOkAndHolds(false));

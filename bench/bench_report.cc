@@ -185,6 +185,7 @@ std::string RowJson(const BenchRow& row,
   object.String("records", row.records);
   object.String("close", row.close);
   object.String("cache", row.cache);
+  object.String("path", row.path);
   object.Number("batches_per_s", row.batches_per_s);
   object.Number("mb_per_s", row.mb_per_s);
   object.Number("p50_us", row.p50_us);
@@ -212,6 +213,7 @@ std::string RowJson(const BenchRow& row,
   object.Integer("open_fds", row.open_fds);
   object.Integer("threads", row.threads);
   object.Number("rss_bytes_per_partition", row.rss_bytes_per_partition);
+  object.Number("sendfile_mb_per_s", row.sendfile_mb_per_s);
   object.String("error", row.error);
   return object.Finish();
 }
@@ -265,12 +267,18 @@ std::string JsonQuote(absl::string_view text) {
 
 std::optional<Ratio> RatioToBaseline(const BenchRow& row,
                                      const std::optional<RawBaselines>& raw) {
-  if (!raw.has_value() || row.error.has_value()) return std::nullopt;
+  if (row.error.has_value()) return std::nullopt;
   auto ratio = [](const std::optional<double>& value, double baseline,
                   std::string basis) -> std::optional<Ratio> {
     if (!value.has_value() || !(baseline > 0)) return std::nullopt;
     return Ratio{*value / baseline, std::move(basis)};
   };
+  // (f) carries its own baseline, measured beside it.
+  if (row.scenario == "f") {
+    return ratio(row.mb_per_s, row.sendfile_mb_per_s.value_or(0),
+                 "raw sendfile MB/s");
+  }
+  if (!raw.has_value()) return std::nullopt;
   if (row.scenario == "a" || row.scenario == "b") {
     if (row.acks == "all" && row.batch == "1KiB") {
       return ratio(row.batches_per_s, raw->fdatasync_ops_per_s,
@@ -443,6 +451,26 @@ std::string RenderTable(const BenchReport& report) {
       "(e) acks=all 1KiB, many partitions of one topic (fds, threads and "
       "resident KiB per partition: all led, idle)",
       e_columns, RowsOf(report, "e"), report.raw, &out);
+
+  AppendTable(
+      "(f) fetch to a loopback TCP socket from offset 0, max_bytes 1 MiB "
+      "(sendfile MB/s: raw sendfile of the same files, same case)",
+      {
+          {"batch", -5, [](const BenchRow& r) { return r.batch; }},
+          {"cache", -5,
+           [](const BenchRow& r) { return r.cache.value_or("-"); }},
+          {"path", -9, [](const BenchRow& r) { return r.path.value_or("-"); }},
+          {"MB/s", 9, [](const BenchRow& r) { return Fixed(r.mb_per_s, 1); }},
+          {"batches/s", 10,
+           [](const BenchRow& r) { return Fixed(r.batches_per_s, 0); }},
+          {"sendfile MB/s", 13,
+           [](const BenchRow& r) { return Fixed(r.sendfile_mb_per_s, 1); }},
+          {"to end", 6,
+           [](const BenchRow& r) {
+             return r.hwm_ok.has_value() ? (*r.hwm_ok ? "ok" : "SHORT") : "-";
+           }},
+      },
+      RowsOf(report, "f"), report.raw, &out);
   return out;
 }
 

@@ -8,13 +8,13 @@
 //                seq_read_warm_mb_per_s, seq_read_cold_mb_per_s} | null,
 //        "rows": [{scenario, name, batch, producers, partitions,
 //                  producers_per_partition, flush_interval, acks,
-//                  close, cache, batches_per_s, mb_per_s, p50_us, p99_us,
+//                  close, cache, path, batches_per_s, mb_per_s, p50_us, p99_us,
 //                  p999_us, fsyncs_per_s, batches_per_fsync,
 //                  fsync_mean_us, open_ms,
 //                  takeover_ms, recovery_scanned_bytes, hwm_ok, ratio,
 //                  ratio_to, adjacent_fdatasync_ops_per_s, adjacent_ratio,
 //                  open_fds, threads, rss_bytes_per_partition,
-//                  error}, ...]}
+//                  sendfile_mb_per_s, error}, ...]}
 //     where every field that does not apply to a row is null.
 //
 // Ratios (RatioToBaseline): acks=all with 1KiB batches -> batches/s over
@@ -22,7 +22,9 @@
 // threads each syncing its own file); other appends -> MB/s over
 // sequential-write MB/s; reads
 // ((c)) and recovery ((d): the active segment's MB over the open time) ->
-// MB/s over the sequential read of the same cache state. The 1-producer
+// MB/s over the sequential read of the same cache state; fetches to a
+// socket ((f)) -> MB/s over the raw sendfile of the same files measured in
+// the same case (BenchRow::sendfile_mb_per_s). The 1-producer
 // acks=all row also gets a ratio to the raw probes run around it
 // (RatioToAdjacentBaseline), shown after its ratio.
 //
@@ -43,7 +45,7 @@
 namespace kaas::bench {
 
 struct BenchRow {
-  std::string scenario;          // "a" ... "e"
+  std::string scenario;          // "a" ... "f"
   std::string name;              // unique in a run, e.g. "(a) 1KiB P=4"
   std::string batch;             // "1KiB" or "16KiB"
   std::optional<int> producers;  // (e): in total
@@ -56,7 +58,14 @@ struct BenchRow {
   // (PartitionConfig::validate_records), else "off".
   std::optional<std::string> records;
   std::optional<std::string> close;  // (d): "clean" or "crash"
-  std::optional<std::string> cache;  // (c), (d): "warm" or "cold"
+  std::optional<std::string> cache;  // (c), (d), (f): "warm" or "cold"
+  // (f): how the fetched batches reached the socket: "copy" (Read, then
+  // write(2) of the bytes) or "zero-copy" (ReadRegions, sendfile inside the
+  // engine).
+  std::optional<std::string> path;
+  // (f): raw sendfile(2) of the same segment files to the same kind of
+  // socket, measured in the same case right before the row (its baseline).
+  std::optional<double> sendfile_mb_per_s;
   std::optional<double> batches_per_s;
   std::optional<double> mb_per_s;
   std::optional<double> p50_us;

@@ -13,6 +13,7 @@
 #include "base/status_macros.h"
 #include "bench/bench_engine.h"
 #include "bench/child_protocol.h"
+#include "bench/data_set_child.h"
 #include "bench/scenarios.h"
 #include "bench/subprocess.h"
 #include "fs/fs_util.h"
@@ -23,25 +24,6 @@ namespace kaas::bench {
 namespace {
 
 constexpr size_t kFetchMaxBytes = size_t{1} << 20;
-
-// Runs `<self> bench-child ...` and returns what the child reports.
-absl::StatusOr<ChildWriteReport> WriteDataSetInChild(
-    const ScenarioContext& context, const ChildWriteSpec& spec) {
-  if (context.self_executable.empty()) {
-    return absl::FailedPreconditionError(
-        "no executable to run the writer child (self_executable is empty)");
-  }
-  std::vector<std::string> argv = {context.self_executable,
-                                   std::string(kBenchChildCommand)};
-  for (std::string& arg : ChildWriteArgs(spec)) argv.push_back(std::move(arg));
-  KAAS_ASSIGN_OR_RETURN(ChildOutcome outcome, RunChild(argv));
-  if (outcome.exit_code != 0) {
-    return absl::InternalError(absl::StrCat(
-        "the writer child \"", context.self_executable, " ", kBenchChildCommand,
-        "\" exited with code ", outcome.exit_code));
-  }
-  return ParseChildReport(outcome.stdout_text);
-}
 
 // What a consumer makes of one fetch response: the complete batches in it,
 // and the offset to fetch next (the last complete batch's base offset +
@@ -66,15 +48,6 @@ Consumed ConsumeBatches(absl::string_view bytes, int64_t fetch_offset) {
     bytes.remove_prefix(*size);
   }
   return consumed;
-}
-
-constexpr absl::string_view kDataSetTopic = "bench";
-
-void Finish(const ScenarioContext& context, const std::string& dir,
-            absl::Status status, BenchRow* row) {
-  absl::Status removed = fs::RemoveTree(*context.fs, dir);
-  if (status.ok()) status = removed;
-  if (!status.ok()) row->error = std::string(status.ToString());
 }
 
 }  // namespace
@@ -141,7 +114,7 @@ BenchRow RunSequentialRead(const ScenarioContext& context,
     }
     return absl::OkStatus();
   }();
-  Finish(context, dir, std::move(status), &row);
+  FinishCase(context, dir, std::move(status), &row);
   return row;
 }
 
@@ -204,7 +177,7 @@ BenchRow RunReopen(const ScenarioContext& context, const BatchShape& shape,
     }
     return absl::OkStatus();
   }();
-  Finish(context, dir, std::move(status), &row);
+  FinishCase(context, dir, std::move(status), &row);
   return row;
 }
 

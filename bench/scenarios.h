@@ -10,6 +10,9 @@
 //                             crashes; recovery and take-over are timed
 //   (e) RunManyPartitions     acks=all over N partitions of one topic, one
 //                             or more producers each
+//   (f) RunFetchToSocket      a child writes the data set and closes; one
+//                             consumer fetches it all into a loopback TCP
+//                             socket, by copy and zero-copy (two rows)
 // Each case works in a fresh engine on its own sub-directory of
 // `ScenarioContext::root`, which it removes before returning. A failure is
 // reported in the row (BenchRow::error), never thrown away.
@@ -21,6 +24,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/time/time.h"
 #include "bench/bench_report.h"
@@ -39,9 +43,9 @@ struct ScenarioContext {
   // (a) 1KiB P=1: the raw pwrite+fdatasync probe run right before and right
   // after the row (BenchRow::adjacent_fdatasync_ops_per_s); zero: none.
   absl::Duration adjacent_sync_probe = absl::ZeroDuration();
-  // (c), (d): the batch bytes the writer child appends.
+  // (c), (d), (f): the batch bytes the writer child appends.
   uint64_t data_set_bytes = (uint64_t{1} << 30) - (uint64_t{1} << 20);
-  // (c), (d): this binary, re-run as `<self> bench-child ...`.
+  // (c), (d), (f): this binary, re-run as `<self> bench-child ...`.
   std::string self_executable;
 };
 
@@ -73,6 +77,11 @@ BenchRow RunReopen(const ScenarioContext& context, const BatchShape& shape,
 // `producers_per_partition` acks=all producers of 1 KiB batches.
 BenchRow RunManyPartitions(const ScenarioContext& context, int partitions,
                            int producers_per_partition);
+// (f): the rows "copy" and "zero-copy" of one data set, each with the raw
+// sendfile rate of the same files measured in the case.
+std::vector<BenchRow> RunFetchToSocket(const ScenarioContext& context,
+                                       const BatchShape& shape,
+                                       CacheState cache);
 
 }  // namespace kaas::bench
 
