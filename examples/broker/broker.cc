@@ -33,10 +33,10 @@ Isolation IsolationOf(int8_t isolation_level) {
                               : Isolation::kReadUncommitted;
 }
 
-std::string Frame(const RequestHeader& header, int16_t version,
-                  absl::FunctionRef<void(WireWriter&)> body) {
-  std::string frame;
-  WireWriter writer(&frame);
+ResponseFrame Frame(const RequestHeader& header, int16_t version,
+                    absl::FunctionRef<void(WireWriter&)> body) {
+  ResponseFrame frame;
+  WireWriter writer(&frame.bytes, &frame.splices);
   RequestHeader response_header = header;
   response_header.api_version = version;
   StartResponse(response_header, writer);

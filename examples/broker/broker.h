@@ -38,6 +38,7 @@
 #include "absl/functional/any_invocable.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "examples/broker/response_frame.h"
 #include "storage/common/api_types.h"
 #include "storage/engine/storage_engine.h"
 
@@ -67,11 +68,12 @@ struct BrokerConfig {
 
 class Broker {
  public:
-  // The whole response frame (size prefix included); nullopt: the request
+  // The whole response frame (size prefix included; fetched records as
+  // regions of the segment files: response_frame.h); nullopt: the request
   // gets no response (Produce with acks=0); an error: close the connection
   // (malformed request, unknown API key or version).
   using Responder =
-      absl::AnyInvocable<void(absl::StatusOr<std::optional<std::string>>) &&>;
+      absl::AnyInvocable<void(absl::StatusOr<std::optional<ResponseFrame>>) &&>;
 
   // Leads every partition in `existing` at config.leader_epoch. `engine` is
   // not owned and must outlive the broker.

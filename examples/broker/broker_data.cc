@@ -195,7 +195,8 @@ FetchResponse Broker::Impl::ReadFetch(const FetchRequest& fetch, int64_t* bytes,
         FillOffsets(tp, &out);
         continue;
       }
-      absl::StatusOr<ReadResult> read = engine_.Read(
+      // Regions, not bytes: the server sends them from the segment files.
+      absl::StatusOr<RegionReadResult> read = engine_.ReadRegions(
           tp, partition.fetch_offset, static_cast<size_t>(max_bytes),
           IsolationOf(fetch.isolation_level));
       if (!read.ok()) {

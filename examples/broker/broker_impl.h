@@ -47,8 +47,8 @@ namespace broker_internal {
 int16_t ErrorCodeOf(const absl::Status& status);
 Isolation IsolationOf(int8_t isolation_level);
 // A whole response frame: header for `header` at `version`, then `body`.
-std::string Frame(const RequestHeader& header, int16_t version,
-                  absl::FunctionRef<void(WireWriter&)> body);
+ResponseFrame Frame(const RequestHeader& header, int16_t version,
+                    absl::FunctionRef<void(WireWriter&)> body);
 
 }  // namespace broker_internal
 
@@ -92,7 +92,7 @@ class Broker::Impl {
     RequestHeader header;
     Responder respond;
 
-    void Reply(absl::StatusOr<std::optional<std::string>> response) {
+    void Reply(absl::StatusOr<std::optional<ResponseFrame>> response) {
       std::move(respond)(std::move(response));
     }
   };

@@ -36,7 +36,7 @@ constexpr absl::Duration kDeadline = absl::Seconds(60);
 // One response, as the server would receive it.
 struct Reply {
   absl::Notification done;
-  absl::StatusOr<std::optional<std::string>> response;
+  absl::StatusOr<std::optional<ResponseFrame>> response;
 };
 
 class BrokerTest : public ::testing::Test {
@@ -65,7 +65,7 @@ class BrokerTest : public ::testing::Test {
     frame += body;
     auto reply = std::make_shared<Reply>();
     broker_->Handle(session_, frame,
-                    [reply](absl::StatusOr<std::optional<std::string>> r) {
+                    [reply](absl::StatusOr<std::optional<ResponseFrame>> r) {
                       reply->response = std::move(r);
                       reply->done.Notify();
                     });
@@ -83,9 +83,17 @@ class BrokerTest : public ::testing::Test {
                             : reply->response.status().ToString());
       return "";
     }
-    const std::string& frame = **reply->response;
-    EXPECT_GE(frame.size(), 8u);
-    return frame.substr(8);
+    // Fetched records are regions of the engine's files (the memory engine:
+    // its bytes); flattened, the frame is what the server writes.
+    absl::StatusOr<std::string> frame = (*reply->response)->Flatten();
+    EXPECT_OK(frame.status());
+    if (!frame.ok()) return "";
+    EXPECT_GE(frame->size(), 8u);
+    const auto byte = [&](int i) { return uint32_t{uint8_t((*frame)[i])}; };
+    EXPECT_EQ(byte(0) << 24 | byte(1) << 16 | byte(2) << 8 | byte(3),
+              frame->size() - 4)
+        << "the size prefix";
+    return frame->substr(8);
   }
 
   static std::string ProduceBody(int16_t acks, const std::string& topic,

@@ -26,6 +26,7 @@
 #include "absl/strings/cord.h"
 #include "absl/strings/string_view.h"
 #include "examples/broker/wire.h"
+#include "storage/common/record_regions.h"
 
 namespace kaas::broker {
 
@@ -148,7 +149,9 @@ struct FetchPartitionResponse {
   int64_t last_stable_offset = -1;
   int64_t log_start_offset = -1;  // v5+
   std::vector<FetchAbortedTransaction> aborted_transactions;
-  absl::Cord records;
+  // The fetched batches, written to the socket by sendfile (WireWriter::
+  // Records).
+  RecordRegions records;
 };
 struct FetchTopicResponse {
   std::string name;

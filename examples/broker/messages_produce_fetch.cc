@@ -137,10 +137,7 @@ void EncodeFetchResponse(const FetchResponse& response, int16_t version,
         writer.Int64(aborted.first_offset);
       }
       if (version >= 11) writer.Int32(-1);  // preferred_read_replica
-      writer.Int32(static_cast<int32_t>(partition.records.size()));
-      for (absl::string_view chunk : partition.records.Chunks()) {
-        writer.Raw(chunk);
-      }
+      writer.Records(partition.records);
     }
   }
 }

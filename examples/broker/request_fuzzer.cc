@@ -64,10 +64,10 @@ void FuzzRequest(const std::string& frame) {
   // A fresh session per input: no input waits behind another.
   std::shared_ptr<Broker::Session> session = broker->NewSession();
   absl::Notification done;
-  absl::StatusOr<std::optional<std::string>> reply;
+  absl::StatusOr<std::optional<ResponseFrame>> reply;
   int answers = 0;
   broker->Handle(session, frame,
-                 [&](absl::StatusOr<std::optional<std::string>> r) {
+                 [&](absl::StatusOr<std::optional<ResponseFrame>> r) {
                    ++answers;
                    reply = std::move(r);
                    done.Notify();
@@ -86,7 +86,9 @@ void FuzzRequest(const std::string& frame) {
     CHECK(frame.size() >= 2 && frame[0] == 0 && frame[1] == 0);
     return;
   }
-  const std::string& response = **reply;
+  absl::StatusOr<std::string> flattened = (*reply)->Flatten();
+  CHECK(flattened.ok()) << flattened.status();
+  const std::string& response = *flattened;
   CHECK_GE(response.size(), 8u);
   CHECK_EQ(BigEndian32(response.data()), response.size() - 4);
   CHECK_GE(frame.size(), 8u);

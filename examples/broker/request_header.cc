@@ -39,4 +39,9 @@ void FinishResponse(std::string& frame) {
   WireWriter(&frame).PatchInt32(0, static_cast<int32_t>(frame.size() - 4));
 }
 
+void FinishResponse(ResponseFrame& frame) {
+  WireWriter(&frame.bytes)
+      .PatchInt32(0, static_cast<int32_t>(frame.size() - 4));
+}
+
 }  // namespace kaas::broker

@@ -17,6 +17,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "examples/broker/response_frame.h"
 #include "examples/broker/wire.h"
 
 namespace kaas::broker {
@@ -37,6 +38,7 @@ absl::StatusOr<RequestHeader> ReadRequestHeader(WireReader& reader);
 void StartResponse(const RequestHeader& header, WireWriter& writer);
 // Writes the frame's size; `frame` is what StartResponse began.
 void FinishResponse(std::string& frame);
+void FinishResponse(ResponseFrame& frame);
 
 }  // namespace kaas::broker
 

@@ -8,6 +8,11 @@
 // positive or exceeds socket.request.max.bytes closes the connection, as
 // does any request the broker refuses (malformed, unknown API).
 //
+// Fetched records go out as the engine's record regions (response_frame.h):
+// two transfer threads send them with sendfile, so the loop never reads a
+// segment file. Run() therefore ignores SIGPIPE for the process (a peer
+// that closes mid-send fails the send with EPIPE instead).
+//
 // Threads: Run() runs the event loop on the calling thread; Stop() may be
 // called from any thread (a signal watcher) and makes Run() return once
 // every connection is closed. No file I/O or fsync ever runs on the loop.

@@ -2,7 +2,10 @@
 
 #include "examples/broker/wire.h"
 
+#include <utility>
+
 #include "absl/strings/str_cat.h"
+#include "glog/logging.h"
 
 namespace kaas::broker {
 namespace {
@@ -240,6 +243,13 @@ void WireWriter::CompactString(absl::string_view s) {
 void WireWriter::Bytes(absl::string_view bytes) {
   Int32(static_cast<int32_t>(bytes.size()));
   out_.append(bytes.data(), bytes.size());
+}
+
+void WireWriter::Records(RecordRegions regions) {
+  CHECK(splices_ != nullptr) << "a WireWriter without a splice list";
+  Int32(static_cast<int32_t>(regions.size()));
+  if (regions.empty()) return;
+  splices_->push_back(RegionSplice{out_.size(), std::move(regions)});
 }
 
 void WireWriter::PatchInt32(size_t position, int32_t v) {

@@ -22,10 +22,13 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "examples/broker/response_frame.h"
+#include "storage/common/record_regions.h"
 
 namespace kaas::broker {
 
@@ -77,7 +80,11 @@ class WireReader {
 
 class WireWriter {
  public:
-  explicit WireWriter(std::string* out) : out_(*out) {}
+  // Writes into `out`; regions (Records) go to `splices`, which may be null
+  // for a writer that writes none.
+  explicit WireWriter(std::string* out,
+                      std::vector<RegionSplice>* splices = nullptr)
+      : out_(*out), splices_(splices) {}
 
   void Int8(int8_t v);
   void Bool(bool v) { Int8(v ? 1 : 0); }
@@ -91,6 +98,10 @@ class WireWriter {
   // NULLABLE_BYTES / RECORDS with an int32 length.
   void Bytes(absl::string_view bytes);
   void NullBytes() { Int32(-1); }
+  // RECORDS with an int32 length whose bytes are `regions`: spliced in at
+  // this position when the frame is written (response_frame.h), not copied
+  // here. REQUIRES: the writer has a splice list.
+  void Records(RecordRegions regions);
   // Bytes with no length (the body of a length written before).
   void Raw(absl::string_view bytes) { out_.append(bytes.data(), bytes.size()); }
   void ArrayLength(int32_t n) { Int32(n); }
@@ -104,6 +115,7 @@ class WireWriter {
 
  private:
   std::string& out_;
+  std::vector<RegionSplice>* const splices_;
 };
 
 }  // namespace kaas::broker
