@@ -31,6 +31,19 @@ absl::StatusOr<ChildWriteReport> WriteDataSetInChild(
   return ParseChildReport(outcome.stdout_text);
 }
 
+absl::StatusOr<ChildWriteReport> WriteClosedDataSet(
+    const ScenarioContext& context, const std::string& dir,
+    const std::string& topic, const BatchShape& shape) {
+  ChildWriteSpec spec;
+  spec.data_dir = dir;
+  spec.topic = topic;
+  spec.shape = shape;
+  spec.bytes = context.data_set_bytes;
+  spec.flush_interval_messages = 0;
+  spec.crash = false;
+  return WriteDataSetInChild(context, spec);
+}
+
 void FinishCase(const ScenarioContext& context, const std::string& dir,
                 absl::Status status, BenchRow* row) {
   absl::Status removed = fs::RemoveTree(*context.fs, dir);

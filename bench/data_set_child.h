@@ -26,6 +26,12 @@ inline constexpr absl::string_view kDataSetTopic = "bench";
 absl::StatusOr<ChildWriteReport> WriteDataSetInChild(
     const ScenarioContext& context, const ChildWriteSpec& spec);
 
+// The data set of `shape` written into `dir` by the child, never flushed
+// and closed cleanly: what the read scenarios ((c), (f)) read back.
+absl::StatusOr<ChildWriteReport> WriteClosedDataSet(
+    const ScenarioContext& context, const std::string& dir,
+    const std::string& topic, const BatchShape& shape);
+
 // Removes the case's directory `dir` and records the first failure (the
 // case's `status`, else the removal's) as the row's error.
 void FinishCase(const ScenarioContext& context, const std::string& dir,

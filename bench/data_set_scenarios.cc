@@ -64,15 +64,8 @@ BenchRow RunSequentialRead(const ScenarioContext& context,
       context.root, absl::StrCat("c-", shape.name, "-", CacheStateName(cache)));
   const TopicPartition tp{std::string(kDataSetTopic), kBenchPartition};
   absl::Status status = [&]() -> absl::Status {
-    ChildWriteSpec spec;
-    spec.data_dir = dir;
-    spec.topic = tp.topic;
-    spec.shape = shape;
-    spec.bytes = context.data_set_bytes;
-    spec.flush_interval_messages = 0;
-    spec.crash = false;
     KAAS_ASSIGN_OR_RETURN(ChildWriteReport written,
-                          WriteDataSetInChild(context, spec));
+                          WriteClosedDataSet(context, dir, tp.topic, shape));
     KAAS_RETURN_IF_ERROR(SyncFilesUnder(*context.fs, dir, cache));
     KAAS_ASSIGN_OR_RETURN(std::unique_ptr<DiskEngine> engine,
                           OpenBenchEngine(dir, /*flush_interval_messages=*/0));

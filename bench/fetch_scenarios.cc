@@ -252,15 +252,8 @@ std::vector<BenchRow> RunFetchToSocket(const ScenarioContext& context,
       context.root, absl::StrCat("f-", shape.name, "-", CacheStateName(cache)));
   const TopicPartition tp{std::string(kDataSetTopic), kBenchPartition};
   absl::Status status = [&]() -> absl::Status {
-    ChildWriteSpec spec;
-    spec.data_dir = dir;
-    spec.topic = tp.topic;
-    spec.shape = shape;
-    spec.bytes = context.data_set_bytes;
-    spec.flush_interval_messages = 0;
-    spec.crash = false;
     KAAS_ASSIGN_OR_RETURN(ChildWriteReport written,
-                          WriteDataSetInChild(context, spec));
+                          WriteClosedDataSet(context, dir, tp.topic, shape));
     KAAS_ASSIGN_OR_RETURN(std::unique_ptr<DiskEngine> engine,
                           OpenBenchEngine(dir, /*flush_interval_messages=*/0));
     KAAS_RETURN_IF_ERROR(engine->TakeOver(tp, kReopenEpoch).status());

@@ -14,6 +14,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "fs/test_util.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "testing/status_matchers.h"
@@ -44,24 +45,12 @@ class BytesFile final : public ReadableFile {
   const std::string path_ = "bytes";
 };
 
-std::string DrainPipe(int fd, size_t n) {
-  std::string out(n, '\0');
-  size_t got = 0;
-  while (got < n) {
-    const ssize_t r = ::read(fd, &out[got], n - got);
-    if (r <= 0) break;
-    got += static_cast<size_t>(r);
-  }
-  out.resize(got);
-  return out;
-}
-
 TEST(ReadableFileSendTo, DefaultCopiesThroughReadAtUpToEndOfFile) {
   const BytesFile file("0123456789");
   int pipe_fds[2];
   ASSERT_EQ(::pipe(pipe_fds), 0);
   EXPECT_THAT(file.SendTo(2, 100, pipe_fds[1]), IsOkAndHolds(8));
-  EXPECT_EQ(DrainPipe(pipe_fds[0], 8), "23456789");
+  EXPECT_EQ(ReadUpTo(pipe_fds[0], 8), "23456789");
   EXPECT_THAT(file.SendTo(10, 1, pipe_fds[1]), IsOkAndHolds(0));
   ::close(pipe_fds[0]);
   ::close(pipe_fds[1]);
@@ -77,10 +66,10 @@ TEST(ReadableFileSendTo, DefaultStopsWhereANonBlockingPipeIsFull) {
                        file.SendTo(0, content.size(), pipe_fds[1]));
   EXPECT_GT(first, 0u);
   EXPECT_LT(first, content.size());
-  EXPECT_EQ(DrainPipe(pipe_fds[0], first), content.substr(0, first));
+  EXPECT_EQ(ReadUpTo(pipe_fds[0], first), content.substr(0, first));
   ASSERT_OK_AND_ASSIGN(size_t second,
                        file.SendTo(first, content.size(), pipe_fds[1]));
-  EXPECT_EQ(DrainPipe(pipe_fds[0], second), content.substr(first, second));
+  EXPECT_EQ(ReadUpTo(pipe_fds[0], second), content.substr(first, second));
   ::close(pipe_fds[0]);
   ::close(pipe_fds[1]);
 }

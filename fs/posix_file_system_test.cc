@@ -123,20 +123,6 @@ TEST_F(PosixFileSystemTest, ReadAtStopsShortOnlyAtEndOfFile) {
   EXPECT_THAT(file->ReadAt(3, 0, buffer), IsOkAndHolds(0));
 }
 
-// Reads everything a pipe holds now (its write end must be closed or
-// drained up to what was written).
-std::string Drain(int fd, size_t n) {
-  std::string out(n, '\0');
-  size_t got = 0;
-  while (got < n) {
-    const ssize_t r = ::read(fd, &out[got], n - got);
-    if (r <= 0) break;
-    got += static_cast<size_t>(r);
-  }
-  out.resize(got);
-  return out;
-}
-
 TEST_F(PosixFileSystemTest, SendToStopsShortOnlyAtEndOfFile) {
   const std::string path = Path("a.log");
   ASSERT_OK_AND_ASSIGN(
@@ -150,9 +136,9 @@ TEST_F(PosixFileSystemTest, SendToStopsShortOnlyAtEndOfFile) {
   // Both kinds of handle send; the write handle is what an active segment
   // reads through.
   EXPECT_THAT(reader->SendTo(3, 100, pipe_fds[1]), IsOkAndHolds(7));
-  EXPECT_EQ(Drain(pipe_fds[0], 7), "3456789");
+  EXPECT_EQ(ReadUpTo(pipe_fds[0], 7), "3456789");
   EXPECT_THAT(writer->SendTo(0, 4, pipe_fds[1]), IsOkAndHolds(4));
-  EXPECT_EQ(Drain(pipe_fds[0], 4), "0123");
+  EXPECT_EQ(ReadUpTo(pipe_fds[0], 4), "0123");
   EXPECT_THAT(reader->SendTo(10, 5, pipe_fds[1]), IsOkAndHolds(0));
   ::close(pipe_fds[0]);
   ::close(pipe_fds[1]);
@@ -171,12 +157,12 @@ TEST_F(PosixFileSystemTest, SendToANonBlockingFullPipeReturnsWhatWent) {
                        file->SendTo(0, content.size(), pipe_fds[1]));
   EXPECT_GT(first, 0u);
   EXPECT_LT(first, content.size());  // a pipe holds 64 KiB
-  EXPECT_EQ(Drain(pipe_fds[0], first), content.substr(0, first));
+  EXPECT_EQ(ReadUpTo(pipe_fds[0], first), content.substr(0, first));
   // Resumed where it stopped, the bytes continue.
   ASSERT_OK_AND_ASSIGN(size_t second,
                        file->SendTo(first, content.size(), pipe_fds[1]));
   EXPECT_GT(second, 0u);
-  EXPECT_EQ(Drain(pipe_fds[0], second), content.substr(first, second));
+  EXPECT_EQ(ReadUpTo(pipe_fds[0], second), content.substr(first, second));
   ::close(pipe_fds[0]);
   ::close(pipe_fds[1]);
 }

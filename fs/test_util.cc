@@ -3,7 +3,9 @@
 #include "fs/test_util.h"
 
 #include <stdlib.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <memory>
 #include <string>
 #include <utility>
@@ -74,6 +76,19 @@ absl::Status CopyTreeDurably(FileSystem& fs, const std::string& from,
 absl::StatusOr<std::string> ReadWholeFile(FileSystem& fs,
                                           const std::string& path) {
   return ReadFileToString(fs, path);
+}
+
+std::string ReadUpTo(int fd, size_t n) {
+  std::string out(n, '\0');
+  size_t got = 0;
+  while (got < n) {
+    const ssize_t r = ::read(fd, &out[got], n - got);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) break;
+    got += static_cast<size_t>(r);
+  }
+  out.resize(got);
+  return out;
 }
 
 }  // namespace kaas::fs

@@ -61,6 +61,10 @@ absl::Status CopyTreeDurably(FileSystem& fs, const std::string& from,
 absl::StatusOr<std::string> ReadWholeFile(FileSystem& fs,
                                           const std::string& path);
 
+// Reads up to `n` bytes from the pipe or socket `fd`, stopping early at end
+// of file, an error, or (non-blocking `fd`) when nothing more is there.
+std::string ReadUpTo(int fd, size_t n);
+
 }  // namespace kaas::fs
 
 #endif  // KAAS_FS_TEST_UTIL_H_
