@@ -54,6 +54,10 @@
 
 namespace kaas::fs {
 
+// The alignment of direct I/O (WritableFile::TryDirectIo): the largest
+// logical block size of the devices the engine runs on.
+inline constexpr size_t kDirectIoAlignment = 4096;
+
 // A file open for positional reads.
 class ReadableFile {
  public:
@@ -113,6 +117,19 @@ class WritableFile : public ReadableFile {
 
   // fsync(2): DataSync plus all metadata.
   virtual absl::Status Sync() = 0;
+
+  // Makes this handle's writes bypass the page cache (POSIX: O_DIRECT) if
+  // the file lies on a local block-device filesystem that allows it (ext4,
+  // xfs, btrfs, f2fs), and says whether it did. Network and FUSE filesystems
+  // (NFS, CephFS), tmpfs and anything unknown answer false and change
+  // nothing: their page caches are part of their coherence story. After
+  // true, every ReadAt, WriteAt and WriteAtV through this handle must use
+  // offsets, part lengths and buffer addresses that are multiples of
+  // kDirectIoAlignment (kInvalidArgument otherwise, as the kernel's EINVAL).
+  // Durability is unchanged: written bytes (and the size) are durable after
+  // a DataSync. Bytes the handle wrote before stay coherent (the kernel
+  // writes back cached pages of a range before a direct write to it).
+  virtual bool TryDirectIo() { return false; }
 
   // Takes an exclusive advisory lock on the file through this handle without
   // waiting (flock(2), like FileSystem::LockFile): kUnavailable if another

@@ -7,6 +7,7 @@
 #include <sys/file.h>
 #include <sys/sendfile.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/statvfs.h>
 #include <sys/types.h>
 #include <sys/uio.h>
@@ -272,6 +273,25 @@ absl::Status FlockExclusive(int fd, absl::string_view what) {
   return OsError(flock_errno, what);
 }
 
+// Whether `fd` lies on a filesystem of a local block device whose direct
+// I/O the engine may use (WritableFile::TryDirectIo). Shared and FUSE
+// filesystems are left out on purpose: a direct write there bypasses the
+// client cache another client's coherence may rely on.
+bool OnLocalBlockFilesystem(int fd) {
+  struct statfs info;
+  int rc;
+  do {
+    rc = ::fstatfs(fd, &info);
+  } while (rc != 0 && errno == EINTR);
+  if (rc != 0) return false;
+  constexpr int64_t kExt4 = 0xEF53;  // also ext2 and ext3
+  constexpr int64_t kXfs = 0x58465342;
+  constexpr int64_t kBtrfs = 0x9123683E;
+  constexpr int64_t kF2fs = 0xF2F52010;
+  const int64_t type = static_cast<int64_t>(info.f_type);
+  return type == kExt4 || type == kXfs || type == kBtrfs || type == kF2fs;
+}
+
 class PosixWritableFile final : public WritableFile {
  public:
   // Takes ownership of `fd`; `size` is the file size at open.
@@ -406,6 +426,12 @@ class PosixWritableFile final : public WritableFile {
     } while (rc != 0 && errno == EINTR);
     if (rc != 0) return OsError(errno, absl::StrCat("fsync ", Quote(path_)));
     return absl::OkStatus();
+  }
+
+  bool TryDirectIo() override {
+    if (fd_ < 0 || !OnLocalBlockFilesystem(fd_)) return false;
+    const int flags = ::fcntl(fd_, F_GETFL);
+    return flags >= 0 && ::fcntl(fd_, F_SETFL, flags | O_DIRECT) == 0;
   }
 
   absl::Status TryLock() override {

@@ -10,10 +10,13 @@
 #include <stdlib.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <thread>
@@ -89,6 +92,44 @@ class PosixFileSystemTest : public ::testing::Test {
 
 // ---------------------------------------------------------------------------
 // Reads and writes.
+
+// Direct I/O is granted on a local disk filesystem and then bypasses the
+// page cache with the device's alignment rules; elsewhere it is refused and
+// the handle stays as it was.
+TEST_F(PosixFileSystemTest, TryDirectIoOnlyOnLocalDiskFilesystems) {
+  struct statfs info;
+  ASSERT_EQ(::statfs(dir_.path().c_str(), &info), 0);
+  const bool local_disk = info.f_type == 0xEF53 || info.f_type == 0x58465342 ||
+                          info.f_type == 0x9123683E ||
+                          info.f_type == 0xF2F52010;
+  ASSERT_OK_AND_ASSIGN(
+      std::unique_ptr<WritableFile> file,
+      FileOpener::OpenForWrite(fs_, Path("direct"), OpenMode::kTruncate));
+  ASSERT_EQ(file->TryDirectIo(), local_disk);
+  if (local_disk) {
+    // A misaligned write is the kernel's EINVAL.
+    EXPECT_THAT(file->WriteAt(1, "x"),
+                StatusIs(absl::StatusCode::kInvalidArgument, _));
+    std::unique_ptr<char, decltype(&std::free)> block(
+        static_cast<char*>(
+            std::aligned_alloc(kDirectIoAlignment, kDirectIoAlignment)),
+        &std::free);
+    std::memset(block.get(), 'd', kDirectIoAlignment);
+    ASSERT_OK(
+        file->WriteAt(0, absl::string_view(block.get(), kDirectIoAlignment)));
+    EXPECT_EQ(Contents(Path("direct")), std::string(kDirectIoAlignment, 'd'));
+  }
+  // tmpfs is never granted (where the machine has one).
+  if (::statfs("/dev/shm", &info) == 0 && info.f_type == 0x01021994) {
+    ScopedTempDir shm("/dev/shm");
+    ASSERT_OK_AND_ASSIGN(
+        std::unique_ptr<WritableFile> in_memory,
+        FileOpener::OpenForWrite(fs_, JoinPath(shm.path(), "f"),
+                                 OpenMode::kTruncate));
+    EXPECT_FALSE(in_memory->TryDirectIo());
+    ASSERT_OK(in_memory->WriteAt(1, "unaligned is fine"));
+  }
+}
 
 TEST_F(PosixFileSystemTest, WriteThenReadRoundTrips) {
   const std::string path = Path("a.log");

@@ -232,6 +232,14 @@ class FaultInjectingFileSystem::File final : public fs::WritableFile {
     return SyncData(FsOp::kSync, "fsync", [this] { return base_->Sync(); });
   }
 
+  // Granted as the wrapper says (GrantDirectIo); the base handle stays
+  // buffered, and Write enforces the alignment O_DIRECT would.
+  bool TryDirectIo() override {
+    absl::MutexLock lock(&fs_->mu_);
+    direct_ = fs_->grant_direct_io_;
+    return direct_;
+  }
+
   // The lock is the wrapper's own (a table by path), so that Crash() and
   // BreakLocks() can drop it while the handle lives on, as a reboot or a
   // lost lease would.
@@ -274,6 +282,7 @@ class FaultInjectingFileSystem::File final : public fs::WritableFile {
  private:
   absl::Status Write(FsOp op, uint64_t offset,
                      absl::Span<const absl::string_view> parts) {
+    if (direct_) KAAS_RETURN_IF_ERROR(CheckDirectIoAlignment(offset, parts));
     absl::MutexLock lock(&fs_->mu_);
     if (fs_->epoch_ != epoch_) return DeadHandleError("write", path());
     if (auto fault = fs_->NextFault(op, path())) {
@@ -292,6 +301,20 @@ class FaultInjectingFileSystem::File final : public fs::WritableFile {
                                            : base_->WriteAtV(offset, parts));
     Record(offset, parts);
     return absl::OkStatus();
+  }
+
+  absl::Status CheckDirectIoAlignment(
+      uint64_t offset, absl::Span<const absl::string_view> parts) const {
+    constexpr uint64_t kAlign = fs::kDirectIoAlignment;
+    bool aligned = offset % kAlign == 0;
+    for (absl::string_view part : parts) {
+      aligned = aligned && part.size() % kAlign == 0 &&
+                reinterpret_cast<uintptr_t>(part.data()) % kAlign == 0;
+    }
+    if (aligned) return absl::OkStatus();
+    return absl::InvalidArgumentError(
+        absl::StrCat("write ", Quote(path()), " at offset ", offset,
+                     ": not aligned for direct I/O (EINVAL)"));
   }
 
   void Record(uint64_t offset, absl::Span<const absl::string_view> parts)
@@ -325,7 +348,8 @@ class FaultInjectingFileSystem::File final : public fs::WritableFile {
   const uint64_t epoch_;
   Node* const node_;  // Valid while epoch_ is current.
   const std::unique_ptr<fs::WritableFile> base_;
-  uint64_t end_;  // Where Append writes. Guarded by the single writer.
+  uint64_t end_;         // Where Append writes. Guarded by the single writer.
+  bool direct_ = false;  // Set by TryDirectIo, before any write.
 };
 
 // --- FaultInjectingFileSystem -----------------------------------------------
@@ -688,6 +712,11 @@ void FaultInjectingFileSystem::WaitUntilBlockedSyncs(int n) {
 int FaultInjectingFileSystem::BlockedSyncs() {
   absl::MutexLock lock(&mu_);
   return blocked_syncs_;
+}
+
+void FaultInjectingFileSystem::GrantDirectIo(bool grant) {
+  absl::MutexLock lock(&mu_);
+  grant_direct_io_ = grant;
 }
 
 void FaultInjectingFileSystem::SetSyncDelay(absl::Duration delay) {

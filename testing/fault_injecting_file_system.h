@@ -215,6 +215,17 @@ class FaultInjectingFileSystem final : public fs::FileSystemWrapper {
   // then take them. Their handles keep working.
   void BreakLocks();
 
+  // --- Direct I/O -----------------------------------------------------------
+
+  // Whether write handles grant WritableFile::TryDirectIo from now on
+  // (default false, as on a filesystem without direct I/O). A granted
+  // handle refuses writes whose offset, part lengths or part addresses are
+  // not multiples of fs::kDirectIoAlignment (kInvalidArgument, as O_DIRECT's
+  // EINVAL), so the direct-I/O write path runs through the crash model with
+  // the device's alignment rules enforced; the bytes still go to the base
+  // filesystem through its page cache.
+  void GrantDirectIo(bool grant);
+
   // --- Injected errors ----------------------------------------------------
 
   // Adds a fault. Faults are independent: each counts the calls it matches,
@@ -335,6 +346,7 @@ class FaultInjectingFileSystem final : public fs::FileSystemWrapper {
   uint64_t release_generation_ ABSL_GUARDED_BY(mu_) = 0;
   int blocked_syncs_ ABSL_GUARDED_BY(mu_) = 0;
   absl::Duration sync_delay_ ABSL_GUARDED_BY(mu_) = absl::ZeroDuration();
+  bool grant_direct_io_ ABSL_GUARDED_BY(mu_) = false;
   std::array<int64_t, kNumFsOps> counts_ ABSL_GUARDED_BY(mu_) = {};
   absl::optional<PathPattern> open_hook_paths_ ABSL_GUARDED_BY(mu_);
   std::function<void()> open_hook_ ABSL_GUARDED_BY(mu_);

@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <memory>
@@ -38,6 +39,40 @@ using ::testing::HasSubstr;
 using ::testing::Optional;
 
 using FaultTest = FaultInjectingFileSystemTest;
+
+// --- Direct I/O -------------------------------------------------------------
+
+TEST_F(FaultTest, DirectIoIsGrantedOnlyWhenAskedAndEnforcesAlignment) {
+  ASSERT_OK_AND_ASSIGN(
+      std::unique_ptr<fs::WritableFile> buffered,
+      fs::FileOpener::OpenForWrite(fs_, Path("a"), fs::OpenMode::kTruncate));
+  EXPECT_FALSE(buffered->TryDirectIo());
+  ASSERT_OK(buffered->WriteAt(3, "unaligned is fine"));
+
+  fs_.GrantDirectIo(true);
+  ASSERT_OK_AND_ASSIGN(
+      std::unique_ptr<fs::WritableFile> direct,
+      fs::FileOpener::OpenForWrite(fs_, Path("b"), fs::OpenMode::kTruncate));
+  ASSERT_TRUE(direct->TryDirectIo());
+  constexpr size_t kBlock = fs::kDirectIoAlignment;
+  std::unique_ptr<char, decltype(&std::free)> block(
+      static_cast<char*>(std::aligned_alloc(kBlock, 2 * kBlock)), &std::free);
+  std::memset(block.get(), 'x', 2 * kBlock);
+  const absl::string_view aligned(block.get(), kBlock);
+  ASSERT_OK(direct->WriteAt(kBlock, aligned));
+  // A misaligned offset, length or address is refused, as O_DIRECT does.
+  EXPECT_THAT(direct->WriteAt(1, aligned),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("not aligned for direct I/O")));
+  EXPECT_THAT(direct->WriteAt(0, aligned.substr(0, 100)),
+              StatusIs(absl::StatusCode::kInvalidArgument, _));
+  EXPECT_THAT(direct->WriteAt(0, absl::string_view(block.get() + 1, kBlock)),
+              StatusIs(absl::StatusCode::kInvalidArgument, _));
+  const absl::string_view parts[] = {aligned, aligned.substr(0, 512)};
+  EXPECT_THAT(direct->WriteAtV(0, parts),
+              StatusIs(absl::StatusCode::kInvalidArgument, _));
+  EXPECT_EQ(Content("b"), std::string(kBlock, '\0') + std::string(aligned));
+}
 
 // --- Injected errors --------------------------------------------------------
 
