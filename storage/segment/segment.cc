@@ -56,7 +56,8 @@ Segment::Segment(const SegmentOptions& options, std::string dir, SegmentId id,
       cache_key_(next_cache_key.fetch_add(1)),
       size_(size),
       next_offset_(next_offset),
-      read_only_(options.read_only) {
+      read_only_(options.read_only),
+      direct_io_(options.direct_io && !options.read_only) {
   CHECK(fs_ != nullptr);
   CHECK(cache_ != nullptr);
   // A read-only segment never writes its index files either.
@@ -98,12 +99,37 @@ absl::StatusOr<std::shared_ptr<Segment>> Segment::Create(
     segment->time_index_ = std::make_shared<TimeIndex>(id.base_offset);
     absl::MutexLock lock(&segment->mu_);
     segment->write_file_ = std::move(*file);
+  }
+  KAAS_RETURN_IF_ERROR(segment->UseDirectLog());
+  {
+    absl::MutexLock writer(&segment->writer_);
+    absl::MutexLock lock(&segment->mu_);
     segment->active_state_ =
         std::make_shared<SegmentReadState>(SegmentReadState{
             segment->write_file_, segment->index_, segment->time_index_});
   }
   segment->time_info_known_.store(true);
   return segment;
+}
+
+absl::Status Segment::UseDirectLog() {
+  if (!direct_io_) return absl::OkStatus();
+  std::shared_ptr<fs::WritableFile> base;
+  {
+    absl::MutexLock lock(&mu_);
+    base = write_file_;
+  }
+  // A filesystem without (suitable) direct I/O keeps the buffered handle.
+  if (base == nullptr || !base->TryDirectIo()) return absl::OkStatus();
+  KAAS_ASSIGN_OR_RETURN(
+      std::unique_ptr<fs::ReadableFile> reader,
+      fs::FileOpener::OpenForRead(*fs_, path(SegmentFileKind::kLog)));
+  KAAS_ASSIGN_OR_RETURN(std::unique_ptr<DirectLogFile> direct,
+                        DirectLogFile::Open(base, std::move(reader)));
+  absl::MutexLock lock(&mu_);
+  direct_log_ = direct.get();
+  write_file_ = std::move(direct);
+  return absl::OkStatus();
 }
 
 std::shared_ptr<Segment> Segment::Listed(const SegmentOptions& options,
@@ -145,6 +171,7 @@ absl::Status Segment::OpenForWrite() {
   KAAS_RETURN_IF_ERROR(LockForWriting(*file));
   absl::MutexLock lock(&mu_);
   write_file_ = std::move(file);
+  direct_log_ = nullptr;
   return absl::OkStatus();
 }
 
@@ -306,6 +333,13 @@ absl::StatusOr<SegmentRecovery> Segment::Recover(const RecoveryStart& start,
     // next persist rewrites them whole.
     persisted_index_entries_ = 0;
     persisted_time_entries_ = 0;
+  }
+  if (writable != nullptr) {
+    // From here on the log is written through the direct path (if chosen).
+    writable.reset();
+    KAAS_RETURN_IF_ERROR(UseDirectLog());
+    absl::MutexLock lock(&mu_);
+    file = write_file_;
   }
   absl::MutexLock lock(&mu_);
   active_state_ = std::make_shared<SegmentReadState>(
@@ -495,7 +529,20 @@ absl::Status Segment::PersistIndexes(uint64_t up_to_position,
   return absl::OkStatus();
 }
 
+void Segment::FinishAppends() {
+  std::shared_ptr<fs::WritableFile> file;  // keeps direct_log_ alive
+  DirectLogFile* direct = nullptr;
+  {
+    absl::MutexLock lock(&mu_);
+    file = write_file_;
+    direct = direct_log_;
+  }
+  // Not under mu_: Seal waits for a flush in flight.
+  if (direct != nullptr) direct->Seal();
+}
+
 void Segment::Seal() {
+  FinishAppends();
   absl::MutexLock writer(&writer_);
   if (sealed_) return;
   sealed_ = true;
@@ -529,6 +576,7 @@ void Segment::ReleaseWriteHandle() {
   {
     absl::MutexLock lock(&mu_);
     file = std::move(write_file_);
+    direct_log_ = nullptr;
     recovery_file = std::move(recovery_file_);
     state = std::move(active_state_);
   }

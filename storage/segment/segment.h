@@ -54,6 +54,7 @@
 #include "absl/types/span.h"
 #include "fs/file_system.h"
 #include "storage/segment/batch_reader.h"
+#include "storage/segment/direct_log_file.h"
 #include "storage/segment/log_scanner.h"
 #include "storage/segment/offset_index.h"
 #include "storage/segment/read_handle_cache.h"
@@ -71,6 +72,15 @@ struct SegmentOptions {
   // there; nothing is truncated), indexes are rebuilt in memory only, and
   // OpenForWrite and Append are refused (tools inspecting a data dir).
   bool read_only = false;
+  // The active segment's log is written with direct I/O through a
+  // DirectLogFile (storage/segment/direct_log_file.h) instead of through the
+  // page cache, where the filesystem grants it (fs::WritableFile::
+  // TryDirectIo; elsewhere the buffered handle stays). Same files, same
+  // durability for synced bytes; a file may end with up to one block of
+  // zeros until its segment is sealed (recovery truncates them as a torn
+  // tail), and bytes appended but not yet synced or flushed live in memory,
+  // so a process crash loses them as a power loss does.
+  bool direct_io = false;
 };
 
 // The offsets and timestamp of a batch being appended.
@@ -240,6 +250,11 @@ class Segment {
   // handle stays open (for the pending fsync) until ReleaseWriteHandle().
   void Seal();
 
+  // No more appends come (the partition is closing): a direct-I/O log's
+  // next sync also cuts the alignment padding behind the last batch. Seal()
+  // implies it.
+  void FinishAppends();
+
   // Closes the write handle (after a final sync, or on abandon). Reads keep
   // working through the cache.
   void ReleaseWriteHandle();
@@ -345,6 +360,10 @@ class Segment {
   // `must_persist`).
   absl::StatusOr<std::shared_ptr<const SegmentReadState>> RebuildIndexes(
       std::shared_ptr<const fs::ReadableFile> file, bool must_persist = false);
+  // With options.direct_io, where the filesystem grants direct I/O: replaces
+  // the write handle with a DirectLogFile over it (and a read handle of its
+  // own). REQUIRES: no I/O through the write handle in flight.
+  absl::Status UseDirectLog();
   // Truncates the .log file to size() if a failed append left bytes past it.
   void TruncateTornTail(fs::WritableFile& file)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(writer_);
@@ -374,10 +393,13 @@ class Segment {
   std::atomic<int64_t> unreadable_from_{-1};
 
   const bool read_only_;
+  const bool direct_io_;
 
   // Guards the handle and active-state pointers (not the I/O through them).
   mutable absl::Mutex mu_;
   std::shared_ptr<fs::WritableFile> write_file_ ABSL_GUARDED_BY(mu_);
+  // write_file_ as a DirectLogFile, when it is one.
+  DirectLogFile* direct_log_ ABSL_GUARDED_BY(mu_) = nullptr;
   // A read-only segment's handle for recovery (and its active-state reads).
   std::shared_ptr<const fs::ReadableFile> recovery_file_ ABSL_GUARDED_BY(mu_);
   // Set while the segment is active (it has in-memory indexes).
