@@ -160,6 +160,7 @@ PartitionRuntime DiskEngine::runtime() {
   runtime.read_cache = &read_cache_;
   runtime.stats = &stats_;
   runtime.rearm_interval = options_.rearm_interval;
+  runtime.direct_io = options_.direct_io;
   return runtime;
 }
 

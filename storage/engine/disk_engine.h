@@ -102,6 +102,19 @@ class DiskEngine final : public StorageEngine,
     size_t max_cached_read_handles = 1024;
     // Interval between probes of a stalled partition.
     absl::Duration rearm_interval = absl::Seconds(5);
+    // Write active segments' logs with direct I/O (O_DIRECT) where the
+    // filesystem grants it: local ext4, xfs, btrfs or f2fs, never a shared
+    // or FUSE volume (storage/segment/direct_log_file.h). Appended bytes are
+    // copied into pooled memory chunks and each sync cycle writes them in
+    // one aligned write that skips the page cache: acks=all appends of large
+    // batches run about twice as fast on the benchmark VM (README,
+    // "Performance"). Same files and the same durability for every synced
+    // byte, but an acks=0/1 append not yet synced lives in this process's
+    // memory until the next sync cycle writes it, so a process crash loses
+    // it as a power loss would (with the page cache it survives a process
+    // crash). Readers are served recently written bytes from memory; older
+    // ones through the page cache as before. Off by default for that reason.
+    bool direct_io = false;
     // How often idle producers are expired (Kafka:
     // producer.id.expiration.check.interval.ms, 10 minutes); zero disables.
     absl::Duration producer_expiry_interval = absl::Minutes(10);

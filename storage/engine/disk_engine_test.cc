@@ -4,6 +4,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "base/process_stats.h"
 #include "base/storage_error.h"
 #include "fs/fs_util.h"
@@ -73,6 +74,49 @@ TEST_F(DiskEngineTest, RelinquishAndReTakeOverKeepsTheData) {
   engine = NewEngine();
   ASSERT_OK_AND_ASSIGN(log_end, engine->TakeOver(kOrders0, 4));
   EXPECT_EQ(log_end, 4);
+}
+
+// With direct I/O the engine keeps the same files: a clean relinquish
+// leaves each log exactly its batches (no alignment padding), and a power
+// loss keeps every acknowledged batch.
+TEST_F(DiskEngineTest, DirectIoKeepsTheSameFilesAndSurvivesPowerLoss) {
+  fs().GrantDirectIo(true);
+  DiskEngine::Options options = MakeOptions();
+  options.direct_io = true;
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<DiskEngine> engine,
+                       DiskEngine::Create(options));
+  ASSERT_OK(engine->TakeOver(kOrders0, 1).status());
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_OK(
+        engine->AppendAndWait(kOrders0, 1, Acks::kAll, Batch(2, 700)).status());
+  }
+  ASSERT_OK(engine->Relinquish(kOrders0));
+  const std::string partition_dir = fs::JoinPath(data_dir(), "orders", "0");
+  ASSERT_OK_AND_ASSIGN(std::vector<std::string> names,
+                       fs().ListDir(partition_dir));
+  uint64_t log_bytes = 0;
+  for (const std::string& name : names) {
+    if (!absl::EndsWith(name, ".log")) continue;
+    ASSERT_OK_AND_ASSIGN(fs::FileInfo info,
+                         fs().Stat(fs::JoinPath(partition_dir, name)));
+    log_bytes += info.size;
+  }
+  EXPECT_EQ(log_bytes, 3 * Batch(2, 700).size());
+
+  ASSERT_OK(engine->TakeOver(kOrders0, 2).status());
+  ASSERT_OK(
+      engine->AppendAndWait(kOrders0, 2, Acks::kAll, Batch(1, 50)).status());
+  ASSERT_OK(engine->Append(kOrders0, 2, Acks::kLeader, Batch(1, 60)).status());
+  fs().Crash();
+  engine.reset();
+  ASSERT_OK_AND_ASSIGN(engine, DiskEngine::Create(options));
+  ASSERT_OK_AND_ASSIGN(int64_t log_end, engine->TakeOver(kOrders0, 3));
+  EXPECT_GE(log_end, 7);
+  ASSERT_OK_AND_ASSIGN(
+      ReadResult read,
+      engine->Read(kOrders0, 0, 1 << 20, Isolation::kReadUncommitted));
+  EXPECT_GE(read.records.size(),
+            3 * Batch(2, 700).size() + Batch(1, 50).size());
 }
 
 TEST_F(DiskEngineTest, ConcurrentTakeOversConvergeOnTheHighestEpoch) {

@@ -17,7 +17,7 @@ Partition::Partition(const PartitionRuntime& runtime, std::string dir,
       access_(access),
       segment_options_{runtime.fs, runtime.read_cache,
                        config.index_interval_bytes,
-                       access == PartitionAccess::kReadOnly},
+                       access == PartitionAccess::kReadOnly, runtime.direct_io},
       published_segments_(std::make_shared<SegmentList>()),
       config_(std::move(config)) {
   CHECK(runtime_.fs != nullptr);

@@ -113,6 +113,9 @@ struct PartitionRuntime {
   StorageStats* stats = nullptr;  // may be null
   // Interval between re-arm probes of a stalled partition.
   absl::Duration rearm_interval = absl::Seconds(5);
+  // Active segments write their logs with direct I/O (SegmentOptions::
+  // direct_io).
+  bool direct_io = false;
 };
 
 class Partition : public std::enable_shared_from_this<Partition> {

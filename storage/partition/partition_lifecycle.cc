@@ -265,6 +265,9 @@ absl::Status Partition::Relinquish() {
       LOG(INFO) << dir_ << ": a newer leader (epoch " << on_disk->leader_epoch()
                 << ") took over; relinquishing without persisting";
     } else if (was_leading && !stalled_.load()) {
+      // The last sync of the active segment also cuts a direct-I/O log's
+      // alignment padding, so a clean close leaves no zeros to truncate.
+      if (active_ != nullptr) active_->FinishAppends();
       result = SyncAllLocked(&done);
       if (result.ok()) result = active_->PersistIndexes();
       // The sealed segments whose index persist failed: retried once more,

@@ -1,5 +1,7 @@
 #include "storage/partition/partition_testlib.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <utility>
 
@@ -10,9 +12,22 @@
 
 namespace kaas::partition {
 
+// The *_direct_test variants of the partition tests link a build of this
+// file with KAAS_PARTITION_TEST_DIRECT_IO: the same tests then run with
+// active segments written through the direct-I/O log
+// (storage/segment/direct_log_file.h), which the fault-injecting
+// filesystem grants with O_DIRECT's alignment rules enforced.
+#ifdef KAAS_PARTITION_TEST_DIRECT_IO
+constexpr bool kDirectIo = true;
+#else
+constexpr bool kDirectIo = false;
+#endif
+
 PartitionTest::PartitionTest()
     : dir_(fs::JoinPath(temp_dir_.path(), "topic", "0")),
-      fs_(fs::PosixFileSystem::Default(), /*seed=*/20261130) {}
+      fs_(fs::PosixFileSystem::Default(), /*seed=*/20261130) {
+  fs_.GrantDirectIo(kDirectIo);
+}
 
 PartitionTest::~PartitionTest() = default;
 
@@ -25,6 +40,18 @@ PartitionConfig PartitionTest::SmallConfig() {
   return config;
 }
 
+bool PartitionTest::direct_io() { return kDirectIo; }
+
+void PartitionTest::AbandonWithoutPadding(Partition& partition) {
+  const SegmentSummary active = partition.Segments().back();
+  partition.Abandon();
+  if (!direct_io()) return;
+  const std::string log = PathOf(
+      LogFileName(static_cast<uint32_t>(active.epoch), active.base_offset));
+  ASSERT_EQ(::truncate(log.c_str(), static_cast<off_t>(active.size_bytes)), 0)
+      << log;
+}
+
 PartitionRuntime PartitionTest::runtime() {
   PartitionRuntime runtime;
   runtime.fs = &fs_;
@@ -34,6 +61,7 @@ PartitionRuntime PartitionTest::runtime() {
   runtime.read_cache = &cache_;
   runtime.stats = &stats_;
   runtime.rearm_interval = absl::Milliseconds(10);
+  runtime.direct_io = kDirectIo;
   return runtime;
 }
 

@@ -39,6 +39,9 @@ class PartitionTest : public ::testing::Test {
   static PartitionConfig SmallConfig();
 
   PartitionRuntime runtime();
+  // Whether active segments are written through the direct-I/O log (the
+  // *_direct_test variants).
+  static bool direct_io();
   const std::string& dir() const { return dir_; }
   test::FaultInjectingFileSystem& fs() { return fs_; }
   ManualClock& clock() { return clock_; }
@@ -73,6 +76,12 @@ class PartitionTest : public ::testing::Test {
   // Appends with acks=all and waits; asserts success; returns the base.
   int64_t AppendDurably(Partition& partition, absl::string_view batch,
                         int64_t epoch = 1);
+
+  // Abandons `partition` (as a crash would: nothing more is persisted). With
+  // direct I/O it then cuts the zero padding of its active log's last block
+  // (which recovery would truncate as a torn tail), so that the files hold
+  // exactly the appended batches, as after a buffered writer's crash.
+  void AbandonWithoutPadding(Partition& partition);
 
   // A leader's log whose producer state lies wholly below the log start:
   // producer 5 appends 20 durable batches of 2 records (epoch 0, sequences

@@ -43,6 +43,8 @@ ABSL_FLAG(bool, torture_child, false,
           "(internal) Run as a kill round's child.");
 ABSL_FLAG(int64_t, epoch, 0, "(internal) The child's leader epoch.");
 ABSL_FLAG(std::string, resume, "", "(internal) The child's first units.");
+ABSL_FLAG(bool, direct_io, false,
+          "(internal) The child writes with direct I/O.");
 
 namespace {
 
@@ -69,7 +71,8 @@ int RunChild() {
   }
   return kaas::torture::RunTortureChild(
       absl::GetFlag(FLAGS_dir), absl::GetFlag(FLAGS_writers),
-      absl::GetFlag(FLAGS_partitions), absl::GetFlag(FLAGS_epoch), resume);
+      absl::GetFlag(FLAGS_partitions), absl::GetFlag(FLAGS_epoch),
+      absl::GetFlag(FLAGS_direct_io), resume);
 }
 
 }  // namespace

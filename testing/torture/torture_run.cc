@@ -40,11 +40,15 @@ namespace {
 constexpr int64_t kChildMaxUnits = 100000;
 constexpr absl::Duration kChildLineTimeout = absl::Seconds(120);
 
+// `direct_io`: active segments written with direct I/O (where `fs` grants
+// it) or through the page cache; rounds pick one at random, so both write
+// paths, and recoveries from one to the other, face every crash.
 absl::StatusOr<std::unique_ptr<DiskEngine>> OpenEngine(
-    const std::string& data_dir, fs::FileSystem* fs) {
+    const std::string& data_dir, fs::FileSystem* fs, bool direct_io) {
   DiskEngine::Options options;
   options.data_dir = data_dir;
   options.fs = fs;
+  options.direct_io = direct_io;
   options.io_threads = 2;
   // Small segments and frequent checkpoints, so that rounds roll segments
   // and recover from checkpoints and snapshots, not only from a scan.
@@ -308,10 +312,14 @@ absl::Status RunPowerLossRounds(const TortureOptions& options,
   test::FaultInjectingFileSystem fs(&posix, random());
   std::vector<WriterLedger> ledgers(writers.size());
   int64_t epoch = 1;
+  fs.GrantDirectIo(true);
   for (int round = 0; round <= options.power_loss_rounds; ++round, ++epoch) {
-    const std::string name = absl::StrCat("power-loss round ", round);
+    const bool direct_io = random() % 2 == 0;
+    const std::string name =
+        absl::StrCat("power-loss round ", round,
+                     direct_io ? " (direct I/O)" : " (buffered)");
     KAAS_ASSIGN_OR_RETURN(std::unique_ptr<DiskEngine> engine,
-                          OpenEngine(data_dir, &fs));
+                          OpenEngine(data_dir, &fs, direct_io));
     // Now and then the power fails again while recovery is under way.
     std::string what;
     if (round > 0 && random() % 3 == 0 &&
@@ -324,7 +332,7 @@ absl::Status RunPowerLossRounds(const TortureOptions& options,
       engine.reset();
       fs.Crash(crash);
       ++epoch;
-      KAAS_ASSIGN_OR_RETURN(engine, OpenEngine(data_dir, &fs));
+      KAAS_ASSIGN_OR_RETURN(engine, OpenEngine(data_dir, &fs, direct_io));
     }
     absl::StatusOr<Recovered> recovered =
         RecoverAndCheck(*engine, writers, options.partitions, epoch, &ledgers);
@@ -378,7 +386,7 @@ absl::Status RecordAck(absl::string_view line,
 absl::Status KillChild(const TortureOptions& options,
                        const std::vector<Writer>& writers,
                        const std::string& data_dir, int64_t epoch, int64_t acks,
-                       std::vector<WriterLedger>* ledgers) {
+                       bool direct_io, std::vector<WriterLedger>* ledgers) {
   std::vector<std::string> resume;
   for (const WriterLedger& ledger : *ledgers) {
     resume.push_back(absl::StrCat(ledger.acked.size()));
@@ -390,6 +398,7 @@ absl::Status KillChild(const TortureOptions& options,
            absl::StrCat("--writers=", options.writers),
            absl::StrCat("--partitions=", options.partitions),
            absl::StrCat("--epoch=", epoch),
+           absl::StrCat("--direct_io=", direct_io ? "true" : "false"),
            "--resume=" + absl::StrJoin(resume, ",")}));
   for (WriterLedger& ledger : *ledgers) ledger.in_doubt = true;
   int64_t seen = 0;
@@ -422,9 +431,9 @@ absl::Status RunKillRounds(const TortureOptions& options,
   for (int round = 0; round <= options.kill_rounds; ++round) {
     const std::string name = absl::StrCat("kill round ", round);
     {
-      KAAS_ASSIGN_OR_RETURN(
-          std::unique_ptr<DiskEngine> engine,
-          OpenEngine(data_dir, fs::PosixFileSystem::Default()));
+      KAAS_ASSIGN_OR_RETURN(std::unique_ptr<DiskEngine> engine,
+                            OpenEngine(data_dir, fs::PosixFileSystem::Default(),
+                                       /*direct_io=*/random() % 2 == 0));
       absl::StatusOr<Recovered> recovered = RecoverAndCheck(
           *engine, writers, options.partitions, epoch, &ledgers);
       KAAS_RETURN_IF_ERROR(InRound(name, recovered.status()));
@@ -435,10 +444,12 @@ absl::Status RunKillRounds(const TortureOptions& options,
     if (round == options.kill_rounds) break;
     ++epoch;
     const int64_t acks = 1 + random() % options.max_acks_per_round;
-    out << absl::StrFormat("%s: SIGKILL after %d acknowledgements\n", name,
-                           acks);
-    KAAS_RETURN_IF_ERROR(InRound(
-        name, KillChild(options, writers, data_dir, epoch, acks, &ledgers)));
+    const bool direct_io = random() % 2 == 0;
+    out << absl::StrFormat("%s: SIGKILL after %d acknowledgements (%s)\n", name,
+                           acks, direct_io ? "direct I/O" : "buffered");
+    KAAS_RETURN_IF_ERROR(
+        InRound(name, KillChild(options, writers, data_dir, epoch, acks,
+                                direct_io, &ledgers)));
     ++epoch;
   }
   return absl::OkStatus();
@@ -460,7 +471,7 @@ absl::Status RunTorture(const TortureOptions& options, std::ostream& out) {
 }
 
 int RunTortureChild(const std::string& data_dir, int writer_count,
-                    int partitions, int64_t epoch,
+                    int partitions, int64_t epoch, bool direct_io,
                     const std::vector<int64_t>& resume) {
   // Never outlive the run that watches us.
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -471,7 +482,7 @@ int RunTortureChild(const std::string& data_dir, int writer_count,
     return 2;
   }
   absl::StatusOr<std::unique_ptr<DiskEngine>> engine =
-      OpenEngine(data_dir, fs::PosixFileSystem::Default());
+      OpenEngine(data_dir, fs::PosixFileSystem::Default(), direct_io);
   absl::Status status =
       engine.ok() ? LeadAll(**engine, partitions, epoch) : engine.status();
   if (!status.ok()) {

@@ -57,11 +57,13 @@ struct TortureOptions {
 absl::Status RunTorture(const TortureOptions& options, std::ostream& out);
 
 // The child of a kill round: leads the torture partitions at `epoch` in
-// `data_dir`, runs the writers from unit resume[w] on, and prints
+// `data_dir` (active segments written with direct I/O if `direct_io`), runs
+// the writers from unit resume[w] on, and prints
 // "acked <writer> <unit> <offset>" for each acknowledgement until killed.
 // Returns a process exit code.
 int RunTortureChild(const std::string& data_dir, int writers, int partitions,
-                    int64_t epoch, const std::vector<int64_t>& resume);
+                    int64_t epoch, bool direct_io,
+                    const std::vector<int64_t>& resume);
 
 }  // namespace kaas::torture
 
