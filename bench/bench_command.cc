@@ -138,10 +138,15 @@ class Runner {
       }
     }
     if (Selected("a")) {
-      for (const BatchShape& shape : {kBatch1KiB, kBatch16KiB}) {
-        for (int producers : kProducerCounts) {
-          Add(report,
-              [&] { return RunAcksAllThroughput(context, shape, producers); });
+      // Both write paths of the engine: through the page cache (the
+      // default) and with direct I/O.
+      for (bool direct_io : {false, true}) {
+        for (const BatchShape& shape : {kBatch1KiB, kBatch16KiB}) {
+          for (int producers : kProducerCounts) {
+            Add(report, [&] {
+              return RunAcksAllThroughput(context, shape, producers, direct_io);
+            });
+          }
         }
       }
     }

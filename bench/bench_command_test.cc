@@ -68,6 +68,7 @@ constexpr const char* kRowFields[] = {
     "producers",
     "flush_interval",
     "acks",
+    "io",
     "records",
     "close",
     "cache",
@@ -118,10 +119,11 @@ TEST_F(BenchCommandTest, RunsEveryCaseAndEmitsOneValidJsonObject) {
   }
 
   const std::vector<JsonValue>& rows = json.object.at("rows").array;
-  // (a) 2 sizes x 4 producer counts, (b) 2 x 3 (flush 1, never, never with
-  // record validation), (c) 3, (d) 7, (e) 2 partition counts x 2 producer
-  // counts per partition, (f) 2 sizes x 2 cache states x 2 paths.
-  ASSERT_EQ(rows.size(), 36u);
+  // (a) 2 write paths x 2 sizes x 4 producer counts, (b) 2 x 3 (flush 1,
+  // never, never with record validation), (c) 3, (d) 7, (e) 2 partition
+  // counts x 2 producer counts per partition, (f) 2 sizes x 2 cache states x
+  // 2 paths.
+  ASSERT_EQ(rows.size(), 44u);
   std::map<std::string, int> per_scenario;
   std::set<std::string> names;
   for (const JsonValue& row : rows) {
@@ -162,6 +164,15 @@ TEST_F(BenchCommandTest, RunsEveryCaseAndEmitsOneValidJsonObject) {
         EXPECT_TRUE(IsNumber(row.object.at(field))) << name << " " << field;
       }
       EXPECT_EQ(row.object.at("acks").string, scenario == "a" ? "all" : "1");
+      if (scenario == "a") {
+        // Both write paths, the direct one named so.
+        EXPECT_EQ(
+            row.object.at("io").string,
+            name.find("direct") != std::string::npos ? "direct" : "buffered")
+            << name;
+      } else {
+        EXPECT_TRUE(row.object.at("io").is_null()) << name;
+      }
       if (scenario == "b") {
         EXPECT_EQ(row.object.at("records").string,
                   name.find("validate") != std::string::npos ? "on" : "off")
@@ -195,7 +206,7 @@ TEST_F(BenchCommandTest, RunsEveryCaseAndEmitsOneValidJsonObject) {
                   ::testing::AnyOf("clean", "crash"));
     }
   }
-  EXPECT_EQ(per_scenario["a"], 8);
+  EXPECT_EQ(per_scenario["a"], 16);
   EXPECT_EQ(per_scenario["b"], 6);
   EXPECT_EQ(per_scenario["c"], 3);
   EXPECT_EQ(per_scenario["d"], 7);
@@ -209,7 +220,7 @@ TEST_F(BenchCommandTest, RunsEveryCaseAndEmitsOneValidJsonObject) {
   for (const std::string& line : lines) {
     progress_lines += absl::StartsWith(line, "[bench] ");
   }
-  EXPECT_EQ(progress_lines, 37) << progress_.str();
+  EXPECT_EQ(progress_lines, 45) << progress_.str();
 
   // The data dir did not exist: everything, it included, is removed.
   EXPECT_THAT(fs_.Exists(data_dir_), ::kaas::test::IsOkAndHolds(false));

@@ -29,10 +29,12 @@ inline constexpr int64_t kWriterEpoch = 1;
 inline constexpr int64_t kReopenEpoch = 2;
 
 // A DiskEngine on `data_dir` (created if missing) whose partitions have the
-// default config with `flush_interval_messages` (<= 0: never).
+// default config with `flush_interval_messages` (<= 0: never), writing
+// active segments with direct I/O if `direct_io`
+// (DiskEngine::Options::direct_io).
 absl::StatusOr<std::unique_ptr<DiskEngine>> OpenBenchEngine(
     const std::string& data_dir, int64_t flush_interval_messages,
-    bool validate_records = false);
+    bool validate_records = false, bool direct_io = false);
 
 // Creates `tp` and takes it over at kWriterEpoch.
 absl::Status StartTopic(StorageEngine& engine, const TopicPartition& tp);

@@ -182,6 +182,7 @@ std::string RowJson(const BenchRow& row,
   object.Integer("producers_per_partition", row.producers_per_partition);
   object.Integer("flush_interval", row.flush_interval);
   object.String("acks", row.acks);
+  object.String("io", row.io);
   object.String("records", row.records);
   object.String("close", row.close);
   object.String("cache", row.cache);
@@ -284,6 +285,10 @@ std::optional<Ratio> RatioToBaseline(const BenchRow& row,
       return ratio(row.batches_per_s, raw->fdatasync_ops_per_s,
                    "fdatasync ops/s");
     }
+    if (row.io == "direct" && raw->direct_write_mb_per_s.has_value()) {
+      return ratio(row.mb_per_s, *raw->direct_write_mb_per_s,
+                   "O_DIRECT seq write MB/s");
+    }
     return ratio(row.mb_per_s, raw->seq_write_mb_per_s, "seq write MB/s");
   }
   if (row.scenario == "e") {
@@ -350,6 +355,7 @@ std::string RenderTable(const BenchReport& report) {
   }
 
   std::vector<Column> a_columns = {
+      {"io", -8, [](const BenchRow& r) { return r.io.value_or("-"); }},
       {"batch", -5, [](const BenchRow& r) { return r.batch; }},
       {"P", 3,
        [](const BenchRow& r) {

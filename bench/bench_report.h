@@ -7,7 +7,7 @@
 //       {"raw": {fdatasync_ops_per_s, fdatasync_p50_us, seq_write_mb_per_s,
 //                seq_read_warm_mb_per_s, seq_read_cold_mb_per_s} | null,
 //        "rows": [{scenario, name, batch, producers, partitions,
-//                  producers_per_partition, flush_interval, acks,
+//                  producers_per_partition, flush_interval, acks, io,
 //                  close, cache, path, batches_per_s, mb_per_s, p50_us, p99_us,
 //                  p999_us, fsyncs_per_s, batches_per_fsync,
 //                  fsync_mean_us, open_ms,
@@ -20,7 +20,8 @@
 // Ratios (RatioToBaseline): acks=all with 1KiB batches -> batches/s over
 // fdatasync ops/s (for (e), many partitions: over the raw rate of 64
 // threads each syncing its own file); other appends -> MB/s over
-// sequential-write MB/s; reads
+// sequential-write MB/s (with direct I/O: over the raw O_DIRECT sequential
+// write, where the run measured it); reads
 // ((c)) and recovery ((d): the active segment's MB over the open time) ->
 // MB/s over the sequential read of the same cache state; fetches to a
 // socket ((f)) -> MB/s over the raw sendfile of the same files measured in
@@ -54,6 +55,9 @@ struct BenchRow {
   std::optional<int> producers_per_partition;
   std::optional<int64_t> flush_interval;  // flush.messages; 0 = never
   std::optional<std::string> acks;        // "all" or "1"
+  // (a): how the engine wrote the log: "buffered" (through the page cache,
+  // the default) or "direct" (DiskEngine::Options::direct_io).
+  std::optional<std::string> io;
   // (b): "on" when the engine validated every batch's records
   // (PartitionConfig::validate_records), else "off".
   std::optional<std::string> records;

@@ -73,6 +73,18 @@ TEST(RatioToBaseline, PicksTheMatchingBaseline) {
   EXPECT_DOUBLE_EQ(ratio->value, 0.5);
   EXPECT_EQ(ratio->basis, "seq write MB/s");
 
+  // With direct I/O: the raw O_DIRECT write, where the run measured one.
+  acks_all_large.io = "direct";
+  RawBaselines with_direct = Raw();
+  with_direct.direct_write_mb_per_s = 400;
+  ratio = RatioToBaseline(acks_all_large, with_direct);
+  ASSERT_TRUE(ratio.has_value());
+  EXPECT_DOUBLE_EQ(ratio->value, 0.25);
+  EXPECT_EQ(ratio->basis, "O_DIRECT seq write MB/s");
+  ratio = RatioToBaseline(acks_all_large, Raw());
+  ASSERT_TRUE(ratio.has_value());
+  EXPECT_EQ(ratio->basis, "seq write MB/s");
+
   BenchRow acks_one = Row("b", "1KiB");
   acks_one.acks = "1";
   ratio = RatioToBaseline(acks_one, Raw());

@@ -62,8 +62,11 @@ enum class ReopenCase {
   kCrashWithFlushEvery,  // flush interval 1 (recovery checkpoints), crash
 };
 
+// `direct_io`: the engine writes active segments with direct I/O
+// (DiskEngine::Options::direct_io), else through the page cache.
 BenchRow RunAcksAllThroughput(const ScenarioContext& context,
-                              const BatchShape& shape, int producers);
+                              const BatchShape& shape, int producers,
+                              bool direct_io = false);
 // `flush_interval_messages` <= 0: never.
 BenchRow RunAcksOneThroughput(const ScenarioContext& context,
                               const BatchShape& shape,

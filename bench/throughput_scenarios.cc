@@ -21,12 +21,12 @@ namespace {
 void RunThroughput(const ScenarioContext& context, const std::string& slug,
                    const BatchShape& shape, int producers, Acks acks,
                    int64_t flush_interval_messages, BenchRow* row,
-                   bool validate_records = false) {
+                   bool validate_records = false, bool direct_io = false) {
   const std::string dir = fs::JoinPath(context.root, slug);
   absl::Status status = [&]() -> absl::Status {
-    KAAS_ASSIGN_OR_RETURN(
-        std::unique_ptr<DiskEngine> engine,
-        OpenBenchEngine(dir, flush_interval_messages, validate_records));
+    KAAS_ASSIGN_OR_RETURN(std::unique_ptr<DiskEngine> engine,
+                          OpenBenchEngine(dir, flush_interval_messages,
+                                          validate_records, direct_io));
     const TopicPartition tp{"bench", kBenchPartition};
     KAAS_RETURN_IF_ERROR(StartTopic(*engine, tp));
     ProducerRunSpec spec;
@@ -88,20 +88,27 @@ ScenarioContext RealFileSystemContext(std::string root, absl::Duration warmup,
 }
 
 BenchRow RunAcksAllThroughput(const ScenarioContext& context,
-                              const BatchShape& shape, int producers) {
+                              const BatchShape& shape, int producers,
+                              bool direct_io) {
   BenchRow row;
   row.scenario = "a";
-  row.name = absl::StrCat("(a) ", shape.name, " P=", producers);
+  row.name = absl::StrCat("(a) ", shape.name, " P=", producers,
+                          direct_io ? " direct" : "");
+  row.io = direct_io ? "direct" : "buffered";
   row.batch = std::string(shape.name);
   row.producers = producers;
   row.flush_interval = 1;
   row.acks = "all";
   const bool probe_around = producers == 1 && shape.name == kBatch1KiB.name &&
+                            !direct_io &&
                             context.adjacent_sync_probe > absl::ZeroDuration();
   absl::StatusOr<SyncedAppendRate> before;
   if (probe_around) before = ProbeSyncedAppends(context);
-  RunThroughput(context, absl::StrCat("a-", shape.name, "-p", producers), shape,
-                producers, Acks::kAll, /*flush_interval_messages=*/1, &row);
+  RunThroughput(context,
+                absl::StrCat("a-", shape.name, "-p", producers,
+                             direct_io ? "-direct" : ""),
+                shape, producers, Acks::kAll, /*flush_interval_messages=*/1,
+                &row, /*validate_records=*/false, direct_io);
   if (probe_around) {
     absl::StatusOr<SyncedAppendRate> after = ProbeSyncedAppends(context);
     if (before.ok() && after.ok()) {
