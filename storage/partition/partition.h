@@ -779,6 +779,10 @@ class Partition : public std::enable_shared_from_this<Partition> {
   bool sync_in_flight_ ABSL_GUARDED_BY(mu_) = false;
   bool sync_again_ ABSL_GUARDED_BY(mu_) = false;
   uint64_t sync_generation_ ABSL_GUARDED_BY(mu_) = 0;
+  // Group-commit linger (RunSync): the acks=all waiters the last cycle
+  // completed plus those still waiting after it (how many producers are
+  // taking turns).
+  size_t linger_waiters_ ABSL_GUARDED_BY(mu_) = 0;
   // The watchdog armed for the cycle in flight (cancelled when it ends).
   std::optional<TimerThread::TaskId> watchdog_ ABSL_GUARDED_BY(mu_);
   uint64_t last_checkpoint_position_ ABSL_GUARDED_BY(mu_) = 0;

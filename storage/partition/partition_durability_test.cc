@@ -201,6 +201,48 @@ TEST_F(PartitionTest, GroupCommitCoversManyAppendsWithFewFsyncs) {
   EXPECT_LE(stats().fsyncs.load() - log_syncs, 2u);
 }
 
+// Two producers taking turns: the cycle after the one that acknowledged A
+// (while B waited) waits for A to append again, so that one fdatasync
+// carries both instead of each getting a cycle of its own.
+TEST_F(PartitionTest, ACycleWaitsForTheProducersTheLastOneAcknowledged) {
+  PartitionConfig config = SmallConfig();
+  config.group_commit_linger_max = absl::Hours(1);  // only appends end it
+  auto partition = OpenLeader(1, config);
+  fs().BlockSyncs(PathPattern::Substring(".log"));
+  ASSERT_OK_AND_ASSIGN(AppendResult a,
+                       partition->Append(Batch(), 1, Acks::kAll));
+  fs().WaitUntilBlockedSyncs(1);
+  ASSERT_OK_AND_ASSIGN(AppendResult b,
+                       partition->Append(Batch(), 1, Acks::kAll));
+  const int64_t cycles = stats().fsyncs.load();
+  fs().ReleaseSyncs();
+  ASSERT_OK(a.durable.Wait());
+  EXPECT_FALSE(b.durable.IsReady());
+  ASSERT_OK_AND_ASSIGN(AppendResult a_again,
+                       partition->Append(Batch(), 1, Acks::kAll));
+  ASSERT_OK(b.durable.Wait());
+  ASSERT_OK(a_again.durable.Wait());
+  EXPECT_EQ(stats().fsyncs.load() - cycles, 2);
+}
+
+// A lingering cycle does not hold up a relinquish, which makes the waiting
+// append durable itself.
+TEST_F(PartitionTest, ARelinquishEndsALinger) {
+  PartitionConfig config = SmallConfig();
+  config.group_commit_linger_max = absl::Hours(1);
+  auto partition = OpenLeader(1, config);
+  fs().BlockSyncs(PathPattern::Substring(".log"));
+  ASSERT_OK_AND_ASSIGN(AppendResult a,
+                       partition->Append(Batch(), 1, Acks::kAll));
+  fs().WaitUntilBlockedSyncs(1);
+  ASSERT_OK_AND_ASSIGN(AppendResult b,
+                       partition->Append(Batch(), 1, Acks::kAll));
+  fs().ReleaseSyncs();
+  ASSERT_OK(a.durable.Wait());
+  ASSERT_OK(partition->Relinquish());
+  ASSERT_OK(b.durable.Wait());
+}
+
 TEST_F(PartitionTest, AcksOneDoesNotWaitButFlushIntervalStillSyncs) {
   PartitionConfig config = SmallConfig();
   config.flush_interval_messages = 3;

@@ -154,6 +154,23 @@ void Partition::RunSync(uint64_t generation, CycleThread thread) {
   SyncPlan plan;
   {
     absl::MutexLock lock(&mu_);
+    // Linger (PartitionConfig::group_commit_linger_max): the producers the
+    // last cycle acknowledged are appending again; wait for them, so that
+    // one fdatasync carries everyone instead of every other one. (Not on a
+    // caller's thread: a lone AppendAndWait caller has nobody to wait for.)
+    if (thread == CycleThread::kIoPool && linger_waiters_ > 1 &&
+        waiters_.size() < linger_waiters_ &&
+        config_.group_commit_linger_max > absl::ZeroDuration()) {
+      mu_.AwaitWithTimeout(absl::Condition(
+                               +[](Partition* self) {
+                                 self->mu_.AssertHeld();
+                                 return self->waiters_.size() >=
+                                            self->linger_waiters_ ||
+                                        self->state_ == State::kClosed;
+                               },
+                               this),
+                           config_.group_commit_linger_max);
+    }
     if (generation != sync_generation_ || state_ == State::kClosed ||
         stalled_.load()) {
       if (generation == sync_generation_) sync_in_flight_ = false;
@@ -223,6 +240,7 @@ void Partition::RunSync(uint64_t generation, CycleThread thread) {
         }
         QueueBaseSnapshotsLocked(plan.seals);
         PublishDurableLocked(plan.target_offset, &done);
+        linger_waiters_ = done.size() + waiters_.size();
         persist = true;
       }
     }
