@@ -201,22 +201,32 @@ TEST_F(PartitionTest, GroupCommitCoversManyAppendsWithFewFsyncs) {
   EXPECT_LE(stats().fsyncs.load() - log_syncs, 2u);
 }
 
-// Two producers taking turns: the cycle after the one that acknowledged A
-// (while B waited) waits for A to append again, so that one fdatasync
-// carries both instead of each getting a cycle of its own.
+// Producers A and B take turns: one cycle acknowledges A's append of
+// `batch` while B's waits for the next. Returns B's append.
+AppendResult AcknowledgeAWhileBWaits(Partition& partition,
+                                     test::FaultInjectingFileSystem& fs,
+                                     absl::string_view batch) {
+  fs.BlockSyncs(PathPattern::Substring(".log"));
+  absl::StatusOr<AppendResult> a = partition.Append(batch, 1, Acks::kAll);
+  EXPECT_OK(a.status());
+  fs.WaitUntilBlockedSyncs(1);
+  absl::StatusOr<AppendResult> b = partition.Append(batch, 1, Acks::kAll);
+  EXPECT_OK(b.status());
+  fs.ReleaseSyncs();
+  if (a.ok()) {
+    EXPECT_OK(a->durable.Wait());
+  }
+  return *std::move(b);
+}
+
+// The cycle after the one that acknowledged A waits for A to append again,
+// so that one fdatasync carries A and B instead of each getting its own.
 TEST_F(PartitionTest, ACycleWaitsForTheProducersTheLastOneAcknowledged) {
   PartitionConfig config = SmallConfig();
   config.group_commit_linger_max = absl::Hours(1);  // only appends end it
   auto partition = OpenLeader(1, config);
-  fs().BlockSyncs(PathPattern::Substring(".log"));
-  ASSERT_OK_AND_ASSIGN(AppendResult a,
-                       partition->Append(Batch(), 1, Acks::kAll));
-  fs().WaitUntilBlockedSyncs(1);
-  ASSERT_OK_AND_ASSIGN(AppendResult b,
-                       partition->Append(Batch(), 1, Acks::kAll));
   const int64_t cycles = stats().fsyncs.load();
-  fs().ReleaseSyncs();
-  ASSERT_OK(a.durable.Wait());
+  AppendResult b = AcknowledgeAWhileBWaits(*partition, fs(), Batch());
   EXPECT_FALSE(b.durable.IsReady());
   ASSERT_OK_AND_ASSIGN(AppendResult a_again,
                        partition->Append(Batch(), 1, Acks::kAll));
@@ -231,14 +241,7 @@ TEST_F(PartitionTest, ARelinquishEndsALinger) {
   PartitionConfig config = SmallConfig();
   config.group_commit_linger_max = absl::Hours(1);
   auto partition = OpenLeader(1, config);
-  fs().BlockSyncs(PathPattern::Substring(".log"));
-  ASSERT_OK_AND_ASSIGN(AppendResult a,
-                       partition->Append(Batch(), 1, Acks::kAll));
-  fs().WaitUntilBlockedSyncs(1);
-  ASSERT_OK_AND_ASSIGN(AppendResult b,
-                       partition->Append(Batch(), 1, Acks::kAll));
-  fs().ReleaseSyncs();
-  ASSERT_OK(a.durable.Wait());
+  AppendResult b = AcknowledgeAWhileBWaits(*partition, fs(), Batch());
   ASSERT_OK(partition->Relinquish());
   ASSERT_OK(b.durable.Wait());
 }
