@@ -92,10 +92,9 @@ struct Shared {
 
 Rate Run(const std::string& path, const Variant& variant, int producers,
          size_t record_bytes, absl::Duration window, uint64_t capacity) {
-  const int fd = ::open(path.c_str(),
-                        O_RDWR | O_CREAT | O_TRUNC |
-                            (variant.direct ? O_DIRECT : 0),
-                        0644);
+  const int fd = ::open(
+      path.c_str(),
+      O_RDWR | O_CREAT | O_TRUNC | (variant.direct ? O_DIRECT : 0), 0644);
   if (fd < 0) Die("open " + path);
   if (variant.written_space) {
     const AlignedBytes zeros = Allocate(kMiB, 0);
@@ -127,10 +126,9 @@ Rate Run(const std::string& path, const Variant& variant, int producers,
       if (variant.direct) {
         const uint64_t from = AlignDown(written);
         const uint64_t whole = AlignDown(to);
-        if (whole > from &&
-            ::pwrite(fd, log.get() + from, whole - from,
-                     static_cast<off_t>(from)) !=
-                static_cast<ssize_t>(whole - from)) {
+        if (whole > from && ::pwrite(fd, log.get() + from, whole - from,
+                                     static_cast<off_t>(from)) !=
+                                static_cast<ssize_t>(whole - from)) {
           Die("pwrite");
         }
         if (to > whole) {
@@ -251,8 +249,8 @@ int main(int argc, char** argv) {
     std::printf(
         "P=%d %zu-byte records, %-30s %8.0f acks/s %7.1f MB/s (%.2fx "
         "O_DIRECT sequential), %.1f per fdatasync\n",
-        producers, record_bytes, variant.name, rate.acks_per_s,
-        rate.mb_per_s, rate.mb_per_s / sequential,
+        producers, record_bytes, variant.name, rate.acks_per_s, rate.mb_per_s,
+        rate.mb_per_s / sequential,
         rate.acks_per_s / std::max(rate.syncs_per_s, 1.0));
   }
   return 0;
