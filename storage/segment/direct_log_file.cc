@@ -338,8 +338,11 @@ absl::Status DirectLogFile::Flush(bool whole_blocks_only) {
     }
   }
   if (!parts.empty()) {
-    KAAS_RETURN_IF_ERROR(base_->WriteAtV(from, parts));
+    // Even a failed write may have extended the file: a later truncation
+    // must cut what it left there (a rejected append's bytes must not
+    // survive behind the log's end).
     file_end_ = std::max(file_end_, AlignUp(to));
+    KAAS_RETURN_IF_ERROR(base_->WriteAtV(from, parts));
     absl::MutexLock lock(&mu_);
     // No rewrite or truncation ran meanwhile (they wait for flush_mu_).
     unwritten_from_ = std::max(unwritten_from_, to);

@@ -258,6 +258,25 @@ TEST_F(DirectLogFileTest, TruncationOfUnwrittenBytesNeedsNoFileChange) {
   EXPECT_EQ(OnDisk(), Bytes(kBlock + 10, 7) + "next");
 }
 
+// A flush that failed part way may have written past what it then reports;
+// truncating the rejected bytes cuts the file there too.
+TEST_F(DirectLogFileTest, ATruncationAfterAFailedFlushCutsWhatItWrote) {
+  DirectLogFileOptions options = SmallChunks();
+  options.flush_bytes = 2 * kBlock;
+  std::unique_ptr<DirectLogFile> file = Open(options);
+  ASSERT_NE(file, nullptr);
+  const std::string kept = Bytes(kBlock, 14);
+  ASSERT_OK(file->Append(kept));
+  test::Fault torn(test::FsOp::kWrite, EIO);
+  torn.torn_write_bytes = 3 * kBlock + 100;
+  faults_.InjectFault(torn);
+  EXPECT_FALSE(file->Append(Bytes(3 * kBlock, 15)).ok());  // its flush fails
+  ASSERT_OK(file->Truncate(kept.size()));  // as a failed append is undone
+  EXPECT_EQ(OnDisk(), kept.substr(0, OnDisk().size()));
+  EXPECT_LE(OnDisk().size(), kept.size());
+  EXPECT_EQ(ReadAll(*file), kept);
+}
+
 TEST_F(DirectLogFileTest, AWritePastTheEndIsRefused) {
   std::unique_ptr<DirectLogFile> file = Open();
   ASSERT_NE(file, nullptr);
