@@ -3,6 +3,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <string>
 #include <utility>
 
 #include "fs/fs_util.h"
@@ -12,21 +14,23 @@
 
 namespace kaas::partition {
 
-// The *_direct_test variants of the partition tests link a build of this
-// file with KAAS_PARTITION_TEST_DIRECT_IO: the same tests then run with
-// active segments written through the direct-I/O log
-// (storage/segment/direct_log_file.h), which the fault-injecting
-// filesystem grants with O_DIRECT's alignment rules enforced.
-#ifdef KAAS_PARTITION_TEST_DIRECT_IO
-constexpr bool kDirectIo = true;
-#else
-constexpr bool kDirectIo = false;
-#endif
+// The *_direct variants of the partition tests (storage/partition/BUILD)
+// run the same tests with KAAS_PARTITION_TEST_DIRECT_IO set: active segments
+// are then written through the direct-I/O log
+// (storage/segment/direct_log_file.h), which the fault-injecting filesystem
+// grants with O_DIRECT's alignment rules enforced.
+bool PartitionTest::direct_io() {
+  static const bool direct = [] {
+    const char* value = std::getenv("KAAS_PARTITION_TEST_DIRECT_IO");
+    return value != nullptr && std::string(value) == "1";
+  }();
+  return direct;
+}
 
 PartitionTest::PartitionTest()
     : dir_(fs::JoinPath(temp_dir_.path(), "topic", "0")),
       fs_(fs::PosixFileSystem::Default(), /*seed=*/20261130) {
-  fs_.GrantDirectIo(kDirectIo);
+  fs_.GrantDirectIo(direct_io());
 }
 
 PartitionTest::~PartitionTest() = default;
@@ -39,8 +43,6 @@ PartitionConfig PartitionTest::SmallConfig() {
   config.checkpoint_interval_bytes = 16 << 10;
   return config;
 }
-
-bool PartitionTest::direct_io() { return kDirectIo; }
 
 void PartitionTest::AbandonWithoutPadding(Partition& partition) {
   const SegmentSummary active = partition.Segments().back();
@@ -61,7 +63,7 @@ PartitionRuntime PartitionTest::runtime() {
   runtime.read_cache = &cache_;
   runtime.stats = &stats_;
   runtime.rearm_interval = absl::Milliseconds(10);
-  runtime.direct_io = kDirectIo;
+  runtime.direct_io = direct_io();
   return runtime;
 }
 

@@ -40,7 +40,7 @@ class PartitionTest : public ::testing::Test {
 
   PartitionRuntime runtime();
   // Whether active segments are written through the direct-I/O log (the
-  // *_direct_test variants).
+  // *_direct variants, KAAS_PARTITION_TEST_DIRECT_IO=1).
   static bool direct_io();
   const std::string& dir() const { return dir_; }
   test::FaultInjectingFileSystem& fs() { return fs_; }
