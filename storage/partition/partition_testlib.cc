@@ -33,7 +33,13 @@ PartitionTest::PartitionTest()
   fs_.GrantDirectIo(direct_io());
 }
 
-PartitionTest::~PartitionTest() = default;
+PartitionTest::~PartitionTest() {
+  // A pool task may hold the last reference to a partition the test has let
+  // go of, and an open partition schedules timers (stall re-arms, watchdogs).
+  // Once the pool is idle every partition is gone, so the timer tasks still
+  // pending find nothing to do and the timer thread can stop first.
+  pool_.WaitUntilIdle();
+}
 
 PartitionConfig PartitionTest::SmallConfig() {
   PartitionConfig config;

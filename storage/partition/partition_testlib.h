@@ -113,9 +113,11 @@ class PartitionTest : public ::testing::Test {
   ManualClock clock_;
   StorageStats stats_;
   segment::ReadHandleCache cache_{64};
-  // Declared last: destroyed first, so no task outlives what it uses.
-  TimerThread timers_{"test-timers"};
+  // Destroyed in reverse order, as in DiskEngine: the timer thread first
+  // (its tasks post into the pool), then the pool (the destructor has let
+  // its running tasks finish first; see ~PartitionTest).
   ThreadPool pool_{2, "test-io"};
+  TimerThread timers_{"test-timers"};
 };
 
 }  // namespace kaas::partition

@@ -26,6 +26,14 @@ class StandaloneRuntime {
   explicit StandaloneRuntime(fs::FileSystem* fs, int io_threads = 2)
       : fs_(fs), pool_(io_threads, "standalone-io") {}
 
+  // A pool task may hold the last reference to a partition, and an open
+  // partition schedules timers: once the pool is idle every partition is
+  // gone and the timer thread can stop first.
+  ~StandaloneRuntime() { pool_.WaitUntilIdle(); }
+
+  StandaloneRuntime(const StandaloneRuntime&) = delete;
+  StandaloneRuntime& operator=(const StandaloneRuntime&) = delete;
+
   PartitionRuntime Get() {
     PartitionRuntime runtime;
     runtime.fs = fs_;
@@ -43,9 +51,10 @@ class StandaloneRuntime {
   fs::FileSystem* const fs_;
   StorageStats stats_;
   segment::ReadHandleCache cache_{64};
-  // Declared last: destroyed first, so no task outlives what it uses.
-  TimerThread timers_{"standalone-timers"};
+  // Destroyed in reverse order, as in DiskEngine: the timer thread first
+  // (its tasks post into the pool), then the pool.
   ThreadPool pool_;
+  TimerThread timers_{"standalone-timers"};
 };
 
 }  // namespace kaas::partition
