@@ -41,6 +41,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "bench/group_commit_window.h"
 
 namespace {
 
@@ -173,31 +174,16 @@ Rate Run(const std::string& path, const Variant& variant, int producers,
       }
     });
   }
-  auto acks = [&] {
-    std::lock_guard<std::mutex> lock(shared.mu);
-    return std::make_pair(shared.acks, shared.syncs);
-  };
-  absl::SleepFor(window / 4);  // warm-up
-  const auto before = acks();
-  const absl::Time start = absl::Now();
-  absl::SleepFor(window);
-  const auto after = acks();
-  const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
-  {
-    std::lock_guard<std::mutex> lock(shared.mu);
-    shared.stop = true;
-    shared.appended.notify_all();
-    shared.synced.notify_all();
-  }
+  const kaas::bench::GroupCommitRates rates =
+      kaas::bench::MeasureThenStop(shared, window);
   for (std::thread& thread : threads) thread.join();
   syncer.join();
   ::close(fd);
   ::unlink(path.c_str());
   Rate rate;
-  rate.acks_per_s = static_cast<double>(after.first - before.first) / seconds;
+  rate.acks_per_s = rates.acks_per_s;
   rate.mb_per_s = rate.acks_per_s * static_cast<double>(record_bytes) / 1e6;
-  rate.syncs_per_s =
-      static_cast<double>(after.second - before.second) / seconds;
+  rate.syncs_per_s = rates.syncs_per_s;
   return rate;
 }
 

@@ -25,8 +25,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "bench/group_commit_window.h"
 
 namespace {
 
@@ -46,10 +46,7 @@ struct Shared {
   std::condition_variable synced;    // for the producers
 };
 
-struct Rate {
-  double acks_per_s = 0;
-  double syncs_per_s = 0;
-};
+using Rate = kaas::bench::GroupCommitRates;
 
 Rate Run(const std::string& path, int producers, int syncers,
          absl::Duration window) {
@@ -102,27 +99,11 @@ Rate Run(const std::string& path, int producers, int syncers,
       }
     });
   }
-  auto counts = [&] {
-    std::lock_guard<std::mutex> lock(shared.mu);
-    return std::make_pair(shared.acks, shared.syncs);
-  };
-  absl::SleepFor(window / 4);  // warm-up
-  const auto before = counts();
-  const absl::Time start = absl::Now();
-  absl::SleepFor(window);
-  const auto after = counts();
-  const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
-  {
-    std::lock_guard<std::mutex> lock(shared.mu);
-    shared.stop = true;
-    shared.appended.notify_all();
-    shared.synced.notify_all();
-  }
+  const Rate rate = kaas::bench::MeasureThenStop(shared, window);
   for (std::thread& thread : threads) thread.join();
   ::close(write_fd);
   ::unlink(path.c_str());
-  return {(after.first - before.first) / seconds,
-          (after.second - before.second) / seconds};
+  return rate;
 }
 
 }  // namespace
